@@ -1,0 +1,158 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# pseudosleep: build a patched Linux 6.12 from Debian's linux-source-6.12,
+# boot it under QEMU and run its tests.  `make help` lists the targets.
+
+TOP        := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+BUILD_DIR  ?= $(TOP)/build
+override BUILD_DIR := $(abspath $(BUILD_DIR))
+TARBALL    ?= /usr/src/linux-source-6.12.tar.xz
+KSRC       ?=
+KDIR       := $(BUILD_DIR)/linux
+KOBJ       := $(BUILD_DIR)/obj
+BZIMAGE    := $(KOBJ)/arch/x86/boot/bzImage
+INITRAMFS  := $(BUILD_DIR)/initramfs.cpio.gz
+JOBS       ?= $(shell nproc)
+CONFIGS    ?= configs/qemu-guest.config configs/pseudosleep.config configs/debug.config $(EXTRA_CONFIGS)
+T          := $(TOP)/tools/testing/pseudosleep
+STAMPS     := $(BUILD_DIR)/.stamps
+
+# The trees of new files that are copied over the kernel source.
+OVERLAY    := kernel drivers arch include Documentation tools
+
+# Everything the tests and the demo need from Debian.
+DEPS := linux-source-6.12 qemu-system-x86 busybox-static flex bison bc cpio \
+	libelf-dev libssl-dev ethtool iperf3 apache2-utils memcached \
+	libmemcached-tools curl gnuplot-nox sparse xz-utils python3 git \
+	make gcc libc6-dev rsync iproute2 iputils-ping kmod
+
+export BUILD_DIR KDIR KOBJ BZIMAGE INITRAMFS
+
+.PHONY: all help deps kernel source config initramfs selftests test demo \
+	patches checkpatch bench clean distclean napd
+
+all: kernel
+
+help:
+	@echo "pseudosleep: patched Linux 6.12 + QEMU harness"
+	@echo
+	@echo "  make deps        install the Debian packages (apt-get, needs root)"
+	@echo "  make / kernel    extract, patch, overlay, configure, build bzImage"
+	@echo "  make initramfs   busybox initramfs with guest tools and kselftests"
+	@echo "  make test        boot the kernel and run every test; N passed, N failed"
+	@echo "  make demo        build, boot and show a nap woken by a host request"
+	@echo "  make bench       benchmarks (QUICK=1 for the short CI subset)"
+	@echo "  make patches     regenerate patches/ from the commits in $(KDIR)"
+	@echo "  make checkpatch  scripts/checkpatch.pl --strict on our C files and patches"
+	@echo "  make clean       remove $(BUILD_DIR)"
+	@echo
+	@echo "  BUILD_DIR=dir    build directory (default: build/)"
+	@echo "  KSRC=/path       use another 6.12.y tree instead of $(TARBALL)"
+	@echo "  EXTRA_CONFIGS=configs/debug.config  add config fragments"
+	@echo "  W=1              kernel extra warnings"
+
+deps:
+	@missing=""; for p in $(DEPS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then echo "deps: all installed"; else \
+		echo "deps: installing$$missing"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -q && apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+# --- kernel source: pristine tree in git, hook patches as commits ---------
+$(STAMPS)/source:
+	@mkdir -p $(STAMPS)
+	@rm -rf $(KDIR) && mkdir -p $(KDIR)
+	@if [ -n "$(KSRC)" ]; then \
+		echo "  SOURCE  $(KSRC)"; \
+		rsync -a --exclude .git $(KSRC)/ $(KDIR)/; \
+	else \
+		test -r $(TARBALL) || { echo "error: $(TARBALL) missing: run 'make deps'" >&2; exit 1; }; \
+		echo "  EXTRACT $(TARBALL)"; \
+		tar -xf $(TARBALL) -C $(KDIR) --strip-components=1; \
+	fi
+	@echo "  GIT     pristine baseline"
+	@cd $(KDIR) && git init -q -b upstream && \
+		git config user.name "pseudosleep build" && \
+		git config user.email "build@pseudosleep.invalid" && \
+		git config core.autocrlf false && \
+		git add -A -f && git commit -q -m "pristine $$(make -s kernelversion)" && \
+		git tag pristine
+	@touch $@
+
+# Re-apply the series when it or any patch changes.  Only files the patches
+# touch get a new mtime, so the rebuild stays incremental.
+$(STAMPS)/patched: $(STAMPS)/source patches/series $(wildcard patches/*.patch)
+	@cd $(KDIR) && git checkout -q -f -B work pristine && git clean -qfdx
+	@$(T)/apply-series $(TOP)/patches $(KDIR)
+	@touch $@
+
+source: $(STAMPS)/patched
+
+# Copy our new files over the tree; only files whose content changed are
+# rewritten, so make sees exactly what changed.
+overlay: $(STAMPS)/patched
+	@$(T)/overlay $(TOP) $(KDIR) $(OVERLAY)
+
+$(KOBJ)/.config: $(STAMPS)/patched $(CONFIGS)
+	@mkdir -p $(KOBJ)
+	@echo "  CONFIG  allnoconfig + $(notdir $(CONFIGS))"
+	@$(MAKE) -s overlay
+	@cd $(KDIR) && KCONFIG_CONFIG=$(KOBJ)/.config scripts/kconfig/merge_config.sh -n -O $(KOBJ) \
+		$(addprefix $(TOP)/,$(CONFIGS)) > $(KOBJ)/merge_config.log 2>&1 || \
+		{ cat $(KOBJ)/merge_config.log; exit 1; }
+	@$(T)/check-config $(KOBJ)/.config $(addprefix $(TOP)/,$(CONFIGS))
+
+config: $(KOBJ)/.config
+
+kernel: $(KOBJ)/.config
+	@$(MAKE) -s overlay
+	@if [ -f $(BZIMAGE) ] && [ -z "$$(find $(KDIR) $(KOBJ)/.config -newer $(BZIMAGE) \
+		-not -path '*/.git/*' -type f -print -quit)" ]; then \
+		echo "  UPTODATE $(BZIMAGE)"; \
+	else \
+		echo "  BUILD   bzImage (-j$(JOBS))"; \
+		$(MAKE) -C $(KDIR) O=$(KOBJ) -j$(JOBS) $(if $(W),W=$(W)) bzImage || exit 1; \
+	fi
+	@echo "  KERNEL  $$(cat $(KOBJ)/include/config/kernel.release) $(BZIMAGE)"
+
+$(BZIMAGE):
+	@$(MAKE) -s kernel
+
+# --- regenerate the hook patches from the commits on top of `pristine` -----
+patches: $(STAMPS)/patched
+	@$(T)/export-series $(KDIR) $(TOP)/patches
+
+checkpatch: $(STAMPS)/patched
+	@$(T)/run-checkpatch $(TOP) $(KDIR)
+
+# --- guest userspace --------------------------------------------------------
+napd:
+	@$(MAKE) -s -C tools/power/napd
+
+selftests: $(STAMPS)/patched
+	@$(MAKE) -s overlay
+	@mkdir -p $(BUILD_DIR)/selftests
+	@$(MAKE) -s -C $(KDIR)/tools/testing/selftests/pseudosleep \
+		OUTPUT=$(BUILD_DIR)/selftests
+
+initramfs: selftests napd
+	@$(T)/mkinitramfs $(INITRAMFS)
+
+# --- the two commands of the README -----------------------------------------
+test: kernel initramfs
+	@$(T)/run-tests
+
+demo: kernel initramfs
+	@$(T)/demo
+
+bench: kernel initramfs
+	@$(T)/bench $(if $(QUICK),--quick)
+
+clean:
+	rm -rf $(BUILD_DIR)
+
+distclean: clean
+	@$(MAKE) -s -C tools/power/napd clean

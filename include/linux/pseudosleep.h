@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Pseudo-sleep: a system sleep state that keeps chosen devices running,
+ * halts every CPU and ends only on chosen IRQs.  See
+ * Documentation/pseudosleep.rst.
+ */
+#ifndef _LINUX_PSEUDOSLEEP_H
+#define _LINUX_PSEUDOSLEEP_H
+
+#include <linux/jump_label.h>
+#include <linux/suspend.h>
+#include <linux/types.h>
+
+struct device;
+struct device_attribute;
+
+/* Where a nap is; written by the suspending task and the waking IRQ. */
+enum pseudosleep_phase {
+	PSEUDOSLEEP_IDLE,	/* no nap in progress */
+	PSEUDOSLEEP_ENTERING,	/* freezing, suspending devices */
+	PSEUDOSLEEP_NAPPING,	/* CPUs run the halt loop */
+	PSEUDOSLEEP_RESUMING,	/* woken: resuming devices, thawing */
+};
+
+#ifdef CONFIG_PM_PSEUDOSLEEP
+
+DECLARE_STATIC_KEY_FALSE(pseudosleep_irq_key);
+extern enum pseudosleep_phase pseudosleep_phase;
+extern struct device_attribute dev_attr_nosleep;
+
+void __pseudosleep_note_irq(unsigned int irq);
+
+/**
+ * pseudosleep_note_irq - check an interrupt against the armed wake IRQs
+ * @irq: Linux IRQ number being accounted
+ *
+ * Called where kernel/irq updates the IRQ statistics.  With no wake IRQ
+ * armed this is one patched-out branch.
+ */
+static inline void pseudosleep_note_irq(unsigned int irq)
+{
+	if (static_branch_unlikely(&pseudosleep_irq_key))
+		__pseudosleep_note_irq(irq);
+}
+
+/**
+ * pseudosleep_cpu_napping - true while CPUs must stay in the halt loop
+ *
+ * Read by the idle loop of every CPU; a plain load, as the idle loop is
+ * about to halt anyway.
+ */
+static inline bool pseudosleep_cpu_napping(void)
+{
+	return READ_ONCE(pseudosleep_phase) == PSEUDOSLEEP_NAPPING;
+}
+
+void pseudosleep_cpu_idle(void);
+void pseudosleep_cpu_enter(void);
+
+/**
+ * arch_pseudosleep_halt - halt this CPU until the nap ends or a task wakes
+ *
+ * Called with interrupts off, RCU idle; returns with interrupts off.
+ *
+ * Return: how many interrupts woke the CPU while the nap went on.
+ */
+unsigned long arch_pseudosleep_halt(void);
+
+int pseudosleep_valid(void);
+void pseudosleep_begin(suspend_state_t state);
+void pseudosleep_synced(suspend_state_t state);
+int pseudosleep_devices_and_enter(void);
+void pseudosleep_end(suspend_state_t state, int error);
+bool pseudosleep_irq_kept(unsigned int irq);
+
+#else /* !CONFIG_PM_PSEUDOSLEEP */
+
+static inline void pseudosleep_note_irq(unsigned int irq) { }
+static inline bool pseudosleep_cpu_napping(void) { return false; }
+static inline void pseudosleep_cpu_idle(void) { }
+static inline int pseudosleep_valid(void) { return -EINVAL; }
+static inline void pseudosleep_begin(suspend_state_t state) { }
+static inline void pseudosleep_synced(suspend_state_t state) { }
+static inline int pseudosleep_devices_and_enter(void) { return -EINVAL; }
+static inline void pseudosleep_end(suspend_state_t state, int error) { }
+static inline bool pseudosleep_irq_kept(unsigned int irq) { return false; }
+
+#endif /* CONFIG_PM_PSEUDOSLEEP */
+
+#endif /* _LINUX_PSEUDOSLEEP_H */

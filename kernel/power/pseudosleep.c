@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pseudo-sleep: "echo pseudo > /sys/power/mem_sleep; echo mem >
+ * /sys/power/state" naps the machine without firmware system sleep.
+ *
+ * enter_state() syncs and freezes tasks as for any suspend.  Then devices
+ * suspend as usual except those kept awake (pseudosleep_keep.c), every
+ * online CPU is kicked into a STI;HLT loop run from its idle task, and the
+ * suspending task waits until an armed wake IRQ (pseudosleep_irq.c) ends
+ * the nap.  Interrupts that are not armed run their handlers and the CPU
+ * halts again.  The halt loop runs as idle, with RCU told the CPU is idle
+ * and the tick stopped, so timers and kthreads keep working and long naps
+ * raise no RCU stall, soft lockup or hung task reports.  Unlike s2idle the
+ * timekeeping is not suspended: handlers of the devices kept awake run
+ * during the nap and may read the time.
+ */
+
+#define pr_fmt(fmt) "pseudosleep: " fmt
+
+#include <linux/atomic.h>
+#include <linux/console.h>
+#include <linux/context_tracking.h>
+#include <linux/cpu.h>
+#include <linux/cpumask.h>
+#include <linux/init.h>
+#include <linux/percpu.h>
+#include <linux/pm.h>
+#include <linux/sched/idle.h>
+#include <linux/smp.h>
+#include <linux/suspend.h>
+#include <linux/swait.h>
+#include <linux/timekeeping.h>
+#include <trace/events/power.h>
+
+#include "power.h"
+#include "pseudosleep.h"
+
+enum pseudosleep_phase pseudosleep_phase;
+struct pseudosleep_times pseudosleep_times;
+
+/* Halt loop bookkeeping: which nap a CPU last entered, wakeups counted. */
+static unsigned int nap_gen;
+static DEFINE_PER_CPU(unsigned int, cpu_nap_gen);
+static atomic_t cpus_halted;
+static atomic_long_t nap_wakeups;
+
+static u64 now(void)
+{
+	return ktime_get_mono_fast_ns();
+}
+
+/* First entry of this CPU into the halt loop of the current nap. */
+void pseudosleep_cpu_enter(void)
+{
+	unsigned int gen = READ_ONCE(nap_gen);
+
+	if (this_cpu_read(cpu_nap_gen) == gen)
+		return;
+	this_cpu_write(cpu_nap_gen, gen);
+	if (atomic_inc_return(&cpus_halted) == num_online_cpus())
+		WRITE_ONCE(pseudosleep_times.all_halted, now());
+}
+
+/**
+ * pseudosleep_cpu_idle - the idle routine of every CPU during a nap
+ *
+ * Called by cpuidle_idle_call() with interrupts off and the tick stopped;
+ * returns with interrupts on.  Mirrors default_idle_call(), with the
+ * architecture's halt loop in place of a single halt.
+ */
+void __cpuidle pseudosleep_cpu_idle(void)
+{
+	unsigned long wakeups = 0;
+
+	instrumentation_begin();
+	/* Remote wakeups must send an IPI: this CPU stops polling. */
+	if (!current_clr_polling_and_test()) {
+		pseudosleep_cpu_enter();
+		ct_cpuidle_enter();
+		wakeups = arch_pseudosleep_halt();
+		ct_cpuidle_exit();
+		atomic_long_add(wakeups, &nap_wakeups);
+	}
+	local_irq_enable();
+	instrumentation_end();
+}
+
+/**
+ * pseudosleep_valid - can a pseudo nap be entered now
+ *
+ * Only the "freezer" pm_test level applies: the others test firmware and
+ * CPU offlining, which a nap does not use.
+ *
+ * Return: 0 or -EAGAIN.
+ */
+int pseudosleep_valid(void)
+{
+#ifdef CONFIG_PM_DEBUG
+	if (pm_test_level != TEST_NONE && pm_test_level != TEST_FREEZER) {
+		pr_warn("only pm_test levels none and freezer apply to pseudo\n");
+		return -EAGAIN;
+	}
+#endif
+	return 0;
+}
+
+/**
+ * pseudosleep_begin - a nap starts (enter_state(), before the sync)
+ * @state: the state being entered; anything but pseudo is ignored
+ *
+ * From here on an armed IRQ ends the nap, whatever phase it is in.
+ */
+void pseudosleep_begin(suspend_state_t state)
+{
+	if (state != PM_SUSPEND_PSEUDO)
+		return;
+	memset(&pseudosleep_times, 0, sizeof(pseudosleep_times));
+	pseudosleep_times.begin = now();
+	pseudosleep_wake_reset();
+	atomic_set(&cpus_halted, 0);
+	atomic_long_set(&nap_wakeups, 0);
+	WRITE_ONCE(nap_gen, nap_gen + 1);
+	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_ENTERING);
+	smp_mb();	/* phase before any check of the armed IRQs' record */
+}
+
+/* enter_state(): filesystems synced, tasks are about to freeze. */
+void pseudosleep_synced(suspend_state_t state)
+{
+	if (state == PM_SUSPEND_PSEUDO)
+		pseudosleep_times.synced = now();
+}
+
+/*
+ * Halt every CPU until an armed IRQ.  The phase is published before the
+ * last look at the record of armed IRQs, and the IRQ side records before it
+ * looks at the phase, so either this sees the IRQ or the IRQ sees the nap.
+ */
+static int pseudosleep_halt(void)
+{
+	int error = 0;
+
+	trace_suspend_resume(TPS("machine_suspend"), PM_SUSPEND_PSEUDO, true);
+	cpus_read_lock();
+	pseudosleep_times.kicked = now();
+	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_NAPPING);
+	smp_mb();
+	if (pseudosleep_woken() || pm_wakeup_pending()) {
+		cmpxchg(&pseudosleep_phase, PSEUDOSLEEP_NAPPING,
+			PSEUDOSLEEP_RESUMING);
+		error = -EBUSY;
+	} else {
+		/* IPI every idle CPU so it leaves its HLT for the nap loop. */
+		wake_up_all_idle_cpus();
+		swait_event_idle_exclusive(pseudosleep_wait,
+			READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_NAPPING);
+	}
+	pseudosleep_times.woken = now();
+	cpus_read_unlock();
+	trace_suspend_resume(TPS("machine_suspend"), PM_SUSPEND_PSEUDO, false);
+	return error;
+}
+
+/**
+ * pseudosleep_devices_and_enter - suspend_devices_and_enter() for pseudo
+ *
+ * The same device phases as a suspend to idle, with no platform callbacks
+ * and the kept devices skipped.
+ *
+ * Return: 0 after a nap ended by an armed IRQ, or a negative error code
+ * (-EBUSY when a wakeup arrived before the CPUs halted).
+ */
+int pseudosleep_devices_and_enter(void)
+{
+	int error;
+
+	pseudosleep_times.frozen = now();
+	pm_suspend_target_state = PM_SUSPEND_PSEUDO;
+	pm_set_suspend_no_platform();
+	error = pseudosleep_keep_mark();
+	if (error)
+		goto out;
+
+	suspend_console();
+	error = dpm_suspend_start(PMSG_SUSPEND);
+	if (error) {
+		pr_err("some devices failed to suspend, or early wake event\n");
+		goto resume_devices;
+	}
+	error = dpm_suspend_end(PMSG_SUSPEND);
+	if (error)
+		goto resume_devices;
+	pseudosleep_times.suspended = now();
+
+	error = pseudosleep_halt();
+
+	dpm_resume_start(PMSG_RESUME);
+resume_devices:
+	if (!pseudosleep_times.woken)
+		pseudosleep_times.woken = now();
+	dpm_resume_end(PMSG_RESUME);
+	trace_suspend_resume(TPS("resume_console"), PM_SUSPEND_PSEUDO, true);
+	resume_console();
+	trace_suspend_resume(TPS("resume_console"), PM_SUSPEND_PSEUDO, false);
+	pseudosleep_keep_unmark();
+out:
+	pseudosleep_times.resumed = now();
+	pm_suspend_target_state = PM_SUSPEND_ON;
+	return error;
+}
+
+/**
+ * pseudosleep_end - the nap is over (enter_state(), tasks thawed)
+ * @state: the state that was entered; anything but pseudo is ignored
+ * @error: what enter_state() returns
+ */
+void pseudosleep_end(suspend_state_t state, int error)
+{
+	if (state != PM_SUSPEND_PSEUDO)
+		return;
+	pseudosleep_times.end = now();
+	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
+	if (error)
+		pseudosleep_stats_abort();
+	else
+		pseudosleep_stats_nap(atomic_long_read(&nap_wakeups));
+}
+
+static int __init pseudosleep_init(void)
+{
+	int ret;
+
+	ret = pseudosleep_irq_init();
+	if (!ret)
+		ret = pseudosleep_stats_init();
+	if (ret)
+		pr_err("sysfs setup failed: %d\n", ret);
+	return ret;
+}
+late_initcall(pseudosleep_init);

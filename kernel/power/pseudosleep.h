@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Pseudo-sleep internals shared by kernel/power/pseudosleep*.c. */
+#ifndef _KERNEL_POWER_PSEUDOSLEEP_H
+#define _KERNEL_POWER_PSEUDOSLEEP_H
+
+#include <linux/pseudosleep.h>
+#include <linux/types.h>
+
+/* Timestamps of the current nap, ktime_get_mono_fast_ns(). */
+struct pseudosleep_times {
+	u64 begin;		/* enter_state() started */
+	u64 synced;		/* filesystems synced */
+	u64 frozen;		/* tasks frozen, device suspend starts */
+	u64 suspended;		/* devices suspended (through noirq) */
+	u64 kicked;		/* CPUs sent into the halt loop */
+	u64 all_halted;		/* the last online CPU entered the loop */
+	u64 irq;		/* the armed IRQ arrived */
+	u64 woken;		/* the suspending task runs again */
+	u64 resumed;		/* devices resumed */
+	u64 end;		/* tasks thawed, back to user space */
+};
+
+extern struct pseudosleep_times pseudosleep_times;
+
+/* pseudosleep_irq.c: the armed wake IRQs */
+int pseudosleep_parse_irqs(const char *buf, unsigned long *bits,
+			   unsigned int nbits, bool (*usable)(unsigned int irq));
+bool pseudosleep_irq_armed(unsigned int irq);
+int pseudosleep_arm(const unsigned long *bits, unsigned int nbits);
+int pseudosleep_copy_armed(unsigned long *bits, unsigned int nbits);
+void pseudosleep_wake_reset(void);
+bool pseudosleep_woken(void);
+unsigned int pseudosleep_wake_irq(void);
+int pseudosleep_irq_init(void);
+extern struct swait_queue_head pseudosleep_wait;
+
+/* pseudosleep_keep.c: devices kept awake during a nap */
+int pseudosleep_parse_bool(const char *buf, bool *val);
+int pseudosleep_keep_mark(void);
+void pseudosleep_keep_unmark(void);
+
+/* pseudosleep_stats.c: /sys/power/pseudosleep/ */
+void pseudosleep_stats_nap(unsigned long wakeups);
+void pseudosleep_stats_abort(void);
+int pseudosleep_stats_init(void);
+
+#endif /* _KERNEL_POWER_PSEUDOSLEEP_H */

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pseudo-sleep wake IRQs: /sys/power/wake_irq and the check made where
+ * kernel/irq accounts every interrupt.
+ *
+ * Only the IRQs armed here end a nap; any other interrupt runs its handler
+ * and the CPUs halt again.  An armed IRQ also counts as a wakeup event at
+ * any time, so the /sys/power/wakeup_count handshake of a napping daemon
+ * refuses to nap once a request has arrived after the count was read.
+ */
+
+#define pr_fmt(fmt) "pseudosleep: " fmt
+
+#include <linux/bitmap.h>
+#include <linux/cpu.h>
+#include <linux/interrupt.h>
+#include <linux/irq_work.h>
+#include <linux/irqnr.h>
+#include <linux/kobject.h>
+#include <linux/pm_wakeup.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/suspend.h>
+#include <linux/swait.h>
+#include <linux/sysfs.h>
+#include <linux/timekeeping.h>
+
+#include "pseudosleep.h"
+
+struct pseudosleep_irqs {
+	struct rcu_head rcu;
+	unsigned int nbits;
+	unsigned long bits[];
+};
+
+DEFINE_STATIC_KEY_FALSE(pseudosleep_irq_key);
+static struct pseudosleep_irqs __rcu *pseudosleep_armed;
+static DEFINE_MUTEX(pseudosleep_armed_lock);
+
+DECLARE_SWAIT_QUEUE_HEAD(pseudosleep_wait);
+static struct wakeup_source *pseudosleep_ws;
+static atomic_t pseudosleep_woken_flag;
+static unsigned int pseudosleep_seen_irq;	/* last armed IRQ seen */
+static unsigned int pseudosleep_woken_irq;	/* the IRQ that ended the nap */
+
+/**
+ * pseudosleep_parse_irqs - parse and check a list of wake IRQs
+ * @buf: a kernel list ("24", "24,25", "30-32"); blank clears
+ * @bits: bitmap of @nbits bits that receives the list
+ * @nbits: number of IRQ numbers that exist (nr_irqs)
+ * @usable: tells whether an IRQ exists and has a handler
+ *
+ * Return: 0, -ERANGE for a number past the last IRQ, -EINVAL for anything
+ * else that is not a list of IRQs with handlers.
+ */
+int pseudosleep_parse_irqs(const char *buf, unsigned long *bits,
+			   unsigned int nbits, bool (*usable)(unsigned int irq))
+{
+	unsigned int irq;
+	int ret;
+
+	ret = bitmap_parselist(buf, bits, nbits);
+	if (ret)
+		return ret == -ERANGE ? -ERANGE : -EINVAL;
+	for_each_set_bit(irq, bits, nbits)
+		if (!usable(irq))
+			return -EINVAL;
+	return 0;
+}
+
+/* Callers hold an RCU read lock or run with interrupts off. */
+static bool armed_test(const struct pseudosleep_irqs *armed, unsigned int irq)
+{
+	return armed && irq < armed->nbits && test_bit(irq, armed->bits);
+}
+
+bool pseudosleep_irq_armed(unsigned int irq)
+{
+	bool ret;
+
+	rcu_read_lock();
+	ret = armed_test(rcu_dereference(pseudosleep_armed), irq);
+	rcu_read_unlock();
+	return ret;
+}
+
+/* Copy the armed set into @bits (cleared first); returns how many. */
+int pseudosleep_copy_armed(unsigned long *bits, unsigned int nbits)
+{
+	struct pseudosleep_irqs *armed;
+	int n = 0;
+
+	bitmap_zero(bits, nbits);
+	mutex_lock(&pseudosleep_armed_lock);
+	armed = rcu_dereference_protected(pseudosleep_armed,
+				lockdep_is_held(&pseudosleep_armed_lock));
+	if (armed) {
+		bitmap_copy(bits, armed->bits, min(nbits, armed->nbits));
+		n = bitmap_weight(bits, nbits);
+	}
+	mutex_unlock(&pseudosleep_armed_lock);
+	return n;
+}
+
+void pseudosleep_wake_reset(void)
+{
+	atomic_set(&pseudosleep_woken_flag, 0);
+	WRITE_ONCE(pseudosleep_woken_irq, 0);
+}
+
+bool pseudosleep_woken(void)
+{
+	return atomic_read(&pseudosleep_woken_flag);
+}
+
+unsigned int pseudosleep_wake_irq(void)
+{
+	return READ_ONCE(pseudosleep_woken_irq);
+}
+
+/*
+ * End the nap: record the IRQ with the PM core (pm_wakeup_irq, abort of a
+ * suspend still in progress), wake the suspending task and kick every other
+ * CPU out of its halt loop with an IPI that only sets need_resched.  Runs in
+ * hard IRQ context under the irq_desc lock, so only raw locks below.
+ */
+static void pseudosleep_wake(unsigned int irq)
+{
+	if (atomic_xchg(&pseudosleep_woken_flag, 1))
+		return;
+	pseudosleep_times.irq = ktime_get_mono_fast_ns();
+	WRITE_ONCE(pseudosleep_woken_irq, irq);
+	pm_system_irq_wakeup(irq);
+	if (cmpxchg(&pseudosleep_phase, PSEUDOSLEEP_NAPPING,
+		    PSEUDOSLEEP_RESUMING) == PSEUDOSLEEP_NAPPING) {
+		swake_up_one(&pseudosleep_wait);
+		wake_up_all_idle_cpus();
+	}
+}
+
+/*
+ * The wakeup event for the wakeup_count handshake is reported from irq_work:
+ * wakeup sources take a spinlock_t, which must not nest in the raw irq_desc
+ * lock held where the IRQ statistics are updated.  If this runs late (a
+ * preempted vCPU) and a nap has started meanwhile, the pending event ends it.
+ */
+static void pseudosleep_event_fn(struct irq_work *work)
+{
+	pm_wakeup_ws_event(pseudosleep_ws, 0, false);
+	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_IDLE &&
+	    pm_wakeup_pending())
+		pseudosleep_wake(READ_ONCE(pseudosleep_seen_irq));
+}
+
+static DEFINE_IRQ_WORK(pseudosleep_event_work, pseudosleep_event_fn);
+
+/* The check made for every interrupt while some IRQ is armed. */
+void __pseudosleep_note_irq(unsigned int irq)
+{
+	if (!pseudosleep_irq_armed(irq))
+		return;
+	WRITE_ONCE(pseudosleep_seen_irq, irq);
+	irq_work_queue(&pseudosleep_event_work);
+	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_IDLE)
+		pseudosleep_wake(irq);
+}
+
+static bool irq_usable(unsigned int irq)
+{
+	return irq_has_action(irq);
+}
+
+/**
+ * pseudosleep_arm - replace the set of armed wake IRQs
+ * @bits: the new set, already checked; empty disarms
+ * @nbits: size of @bits
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int pseudosleep_arm(const unsigned long *bits, unsigned int nbits)
+{
+	struct pseudosleep_irqs *new = NULL, *old;
+
+	if (!bitmap_empty(bits, nbits)) {
+		new = kzalloc(struct_size(new, bits, BITS_TO_LONGS(nbits)),
+			      GFP_KERNEL);
+		if (!new)
+			return -ENOMEM;
+		new->nbits = nbits;
+		bitmap_copy(new->bits, bits, nbits);
+	}
+	mutex_lock(&pseudosleep_armed_lock);
+	/* Publish before the key turns on; turn the key off before freeing. */
+	old = rcu_replace_pointer(pseudosleep_armed, new,
+				  lockdep_is_held(&pseudosleep_armed_lock));
+	if (new)
+		static_branch_enable(&pseudosleep_irq_key);
+	else
+		static_branch_disable(&pseudosleep_irq_key);
+	mutex_unlock(&pseudosleep_armed_lock);
+	if (old)
+		kfree_rcu(old, rcu);
+	return 0;
+}
+
+static ssize_t wake_irq_show(struct kobject *kobj, struct kobj_attribute *attr,
+			     char *buf)
+{
+	struct pseudosleep_irqs *armed;
+	ssize_t ret;
+
+	rcu_read_lock();
+	armed = rcu_dereference(pseudosleep_armed);
+	if (armed)
+		ret = sysfs_emit(buf, "%*pbl\n", armed->nbits, armed->bits);
+	else
+		ret = sysfs_emit(buf, "\n");
+	rcu_read_unlock();
+	return ret;
+}
+
+static ssize_t wake_irq_store(struct kobject *kobj, struct kobj_attribute *attr,
+			      const char *buf, size_t n)
+{
+	unsigned int nbits = nr_irqs;
+	unsigned long *bits;
+	int ret;
+
+	bits = bitmap_zalloc(nbits, GFP_KERNEL);
+	if (!bits)
+		return -ENOMEM;
+	ret = pseudosleep_parse_irqs(buf, bits, nbits, irq_usable);
+	if (!ret)
+		ret = pseudosleep_arm(bits, nbits);
+	bitmap_free(bits);
+	return ret ? ret : n;
+}
+
+static struct kobj_attribute wake_irq_attr = __ATTR_RW(wake_irq);
+
+int __init pseudosleep_irq_init(void)
+{
+	pseudosleep_ws = wakeup_source_register(NULL, "pseudosleep");
+	if (!pseudosleep_ws)
+		return -ENOMEM;
+	return sysfs_create_file(power_kobj, &wake_irq_attr.attr);
+}

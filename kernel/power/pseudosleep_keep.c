@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pseudo-sleep selective device sleep: power/nosleep and the devices kept
+ * running through a nap.
+ *
+ * A device stays awake when its power/nosleep is 1, when one of its IRQs is
+ * an armed wake IRQ, or when an ancestor stays awake for either reason (a
+ * NIC's virtio or netdev children must not be frozen under it).  Every
+ * ancestor of a device that stays awake stays awake too, so the path to the
+ * root keeps working (a NIC behind a PCIe port).  For the length of the nap
+ * those devices are treated as syscore devices, which the PM core already
+ * skips in every phase, and their IRQs are left enabled by
+ * suspend_device_irqs().
+ */
+
+#define pr_fmt(fmt) "pseudosleep: " fmt
+
+#include <linux/bitmap.h>
+#include <linux/device.h>
+#include <linux/irqnr.h>
+#include <linux/msi.h>
+#include <linux/pci.h>
+#include <linux/platform_device.h>
+#include <linux/pm.h>
+#include <linux/pnp.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/suspend.h>
+
+#include "power.h"
+#include "pseudosleep.h"
+
+/* IRQs left enabled through the nap; NULL outside a nap. */
+static unsigned long *keep_irqs;
+static unsigned int keep_nbits;
+static unsigned int keep_count;
+
+static const char * const bool_words[][2] = {
+	{ "0", "1" }, { "n", "y" }, { "N", "Y" }, { "no", "yes" },
+	{ "off", "on" }, { "false", "true" },
+};
+
+/**
+ * pseudosleep_parse_bool - strict boolean for power/nosleep
+ * @buf: what user space wrote, with or without a trailing newline
+ * @val: result
+ *
+ * Unlike kstrtobool(), which looks at the first character only, a whole
+ * word is required: "10" or "yellow" are not booleans.
+ *
+ * Return: 0 or -EINVAL.
+ */
+int pseudosleep_parse_bool(const char *buf, bool *val)
+{
+	int i, j;
+
+	for (i = 0; i < ARRAY_SIZE(bool_words); i++)
+		for (j = 0; j < 2; j++)
+			if (sysfs_streq(buf, bool_words[i][j])) {
+				*val = j;
+				return 0;
+			}
+	return -EINVAL;
+}
+
+static ssize_t nosleep_show(struct device *dev, struct device_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%d\n", dev->power.nosleep);
+}
+
+static ssize_t nosleep_store(struct device *dev, struct device_attribute *attr,
+			     const char *buf, size_t n)
+{
+	unsigned int sleep_flags;
+	bool val;
+	int ret;
+
+	ret = pseudosleep_parse_bool(buf, &val);
+	if (ret)
+		return ret;
+	/* The flag is read while a nap is entered: not in the middle of one. */
+	sleep_flags = lock_system_sleep();
+	spin_lock_irq(&dev->power.lock);
+	dev->power.nosleep = val;
+	spin_unlock_irq(&dev->power.lock);
+	unlock_system_sleep(sleep_flags);
+	return n;
+}
+
+DEVICE_ATTR_RW(nosleep);
+
+/* Call @fn on each IRQ of @dev; stop and return true when @fn does. */
+static bool for_each_dev_irq(struct device *dev,
+			     bool (*fn)(unsigned int irq, void *data), void *data)
+{
+	struct resource *res;
+	bool stop = false;
+	int i;
+
+#ifdef CONFIG_GENERIC_MSI_IRQ
+	if (dev->msi.data) {
+		struct msi_desc *desc;
+
+		msi_lock_descs(dev);
+		msi_for_each_desc(desc, dev, MSI_DESC_ASSOCIATED)
+			for (i = 0; i < desc->nvec_used && !stop; i++)
+				stop = fn(desc->irq + i, data);
+		msi_unlock_descs(dev);
+		if (stop)
+			return true;
+	}
+#endif
+	if (dev_is_pci(dev) && to_pci_dev(dev)->irq &&
+	    fn(to_pci_dev(dev)->irq, data))
+		return true;
+	if (dev_is_platform(dev)) {
+		struct platform_device *pdev = to_platform_device(dev);
+
+		for (i = 0; i < pdev->num_resources; i++) {
+			res = &pdev->resource[i];
+			if (resource_type(res) == IORESOURCE_IRQ &&
+			    fn(res->start, data))
+				return true;
+		}
+	}
+#ifdef CONFIG_PNP
+	/* pnp_bus_type is private to drivers/pnp; the RTC sits on that bus. */
+	if (dev->bus && !strcmp(dev->bus->name, "pnp")) {
+		for (i = 0; (res = pnp_get_resource(to_pnp_dev(dev),
+						    IORESOURCE_IRQ, i)); i++)
+			if (!(res->flags & IORESOURCE_DISABLED) &&
+			    fn(res->start, data))
+				return true;
+	}
+#endif
+	return false;
+}
+
+static bool irq_is_armed(unsigned int irq, void *data)
+{
+	return pseudosleep_irq_armed(irq);
+}
+
+static bool irq_keep(unsigned int irq, void *data)
+{
+	if (irq < keep_nbits)
+		set_bit(irq, keep_irqs);
+	return false;
+}
+
+static void set_kept(struct device *dev, bool kept)
+{
+	spin_lock_irq(&dev->power.lock);
+	dev->power.pseudosleep_kept = kept;
+	spin_unlock_irq(&dev->power.lock);
+}
+
+/* Pass 1, parents before children (dpm_list order): the kept subtrees. */
+static void mark_subtree(struct device *dev, void *data)
+{
+	struct device *parent = dev->parent;
+
+	if (dev->power.nosleep ||
+	    (parent && parent->power.pseudosleep_kept) ||
+	    for_each_dev_irq(dev, irq_is_armed, NULL))
+		set_kept(dev, true);
+}
+
+/* Pass 2: the path from each kept device to the root. */
+static void mark_ancestors(struct device *dev, void *data)
+{
+	struct device *p;
+
+	if (!dev->power.pseudosleep_kept)
+		return;
+	for (p = dev->parent; p && !p->power.pseudosleep_kept; p = p->parent)
+		set_kept(p, true);
+}
+
+/*
+ * Pass 3: hand the kept devices to the PM core as syscore devices.  A device
+ * that already is one is left alone and forgotten, so unmark() restores
+ * exactly what it changed.
+ */
+static void mark_syscore(struct device *dev, void *data)
+{
+	if (!dev->power.pseudosleep_kept)
+		return;
+	for_each_dev_irq(dev, irq_keep, NULL);
+	spin_lock_irq(&dev->power.lock);
+	if (dev->power.syscore)
+		dev->power.pseudosleep_kept = false;
+	else
+		dev->power.syscore = true;
+	spin_unlock_irq(&dev->power.lock);
+	keep_count++;
+	pm_pr_dbg("pseudosleep: keeping %s awake\n", dev_name(dev));
+}
+
+static void unmark(struct device *dev, void *data)
+{
+	if (!dev->power.pseudosleep_kept)
+		return;
+	spin_lock_irq(&dev->power.lock);
+	dev->power.syscore = false;
+	dev->power.pseudosleep_kept = false;
+	spin_unlock_irq(&dev->power.lock);
+}
+
+/**
+ * pseudosleep_keep_mark - choose the devices and IRQs a nap keeps awake
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int pseudosleep_keep_mark(void)
+{
+	keep_nbits = nr_irqs;
+	keep_irqs = bitmap_zalloc(keep_nbits, GFP_KERNEL);
+	if (!keep_irqs)
+		return -ENOMEM;
+	pseudosleep_copy_armed(keep_irqs, keep_nbits);
+	keep_count = 0;
+	dpm_for_each_dev(NULL, mark_subtree);
+	dpm_for_each_dev(NULL, mark_ancestors);
+	dpm_for_each_dev(NULL, mark_syscore);
+	pm_pr_dbg("pseudosleep: %u devices and IRQs %*pbl stay awake\n",
+		  keep_count, keep_nbits, keep_irqs);
+	return 0;
+}
+
+void pseudosleep_keep_unmark(void)
+{
+	dpm_for_each_dev(NULL, unmark);
+	bitmap_free(keep_irqs);
+	keep_irqs = NULL;
+	keep_nbits = 0;
+}
+
+/**
+ * pseudosleep_irq_kept - should suspend_device_irqs() leave an IRQ enabled
+ * @irq: Linux IRQ number
+ *
+ * Return: true during a nap for armed IRQs and the IRQs of kept devices.
+ */
+bool pseudosleep_irq_kept(unsigned int irq)
+{
+	return keep_irqs && irq < keep_nbits && test_bit(irq, keep_irqs);
+}

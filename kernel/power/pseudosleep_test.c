@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for the pure logic of pseudo-sleep: the wake IRQ list, the
+ * strict boolean of power/nosleep, and how an interrupt is recorded
+ * against the armed set in each phase of a nap.
+ */
+
+#include <kunit/test.h>
+#include <linux/bitmap.h>
+
+#include "pseudosleep.h"
+
+#define NBITS 64
+
+static bool usable_but_7(unsigned int irq)
+{
+	return irq != 7;
+}
+
+static int parse(const char *buf, unsigned long *bits)
+{
+	return pseudosleep_parse_irqs(buf, bits, NBITS, usable_but_7);
+}
+
+static void parse_irqs_good(struct kunit *test)
+{
+	DECLARE_BITMAP(bits, NBITS);
+	DECLARE_BITMAP(want, NBITS);
+
+	KUNIT_EXPECT_EQ(test, parse("24", bits), 0);
+	bitmap_zero(want, NBITS);
+	__set_bit(24, want);
+	KUNIT_EXPECT_TRUE(test, bitmap_equal(bits, want, NBITS));
+
+	KUNIT_EXPECT_EQ(test, parse("24,25\n", bits), 0);
+	__set_bit(25, want);
+	KUNIT_EXPECT_TRUE(test, bitmap_equal(bits, want, NBITS));
+
+	KUNIT_EXPECT_EQ(test, parse("30-32", bits), 0);
+	KUNIT_EXPECT_EQ(test, bitmap_weight(bits, NBITS), 3);
+	KUNIT_EXPECT_TRUE(test, test_bit(30, bits) && test_bit(32, bits));
+
+	KUNIT_EXPECT_EQ(test, parse("", bits), 0);
+	KUNIT_EXPECT_TRUE(test, bitmap_empty(bits, NBITS));
+	KUNIT_EXPECT_EQ(test, parse("\n", bits), 0);
+	KUNIT_EXPECT_TRUE(test, bitmap_empty(bits, NBITS));
+}
+
+static void parse_irqs_bad(struct kunit *test)
+{
+	static const char * const einval[] = {
+		"abc", "-1", "5-3", "1,,x", "24;25", "0x18", "7", "6-8",
+		"1.5", "3-", "--", "all,x",
+	};
+	DECLARE_BITMAP(bits, NBITS);
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(einval); i++)
+		KUNIT_EXPECT_EQ_MSG(test, parse(einval[i], bits), -EINVAL,
+				    "input \"%s\"", einval[i]);
+	KUNIT_EXPECT_EQ(test, parse("64", bits), -ERANGE);
+	KUNIT_EXPECT_EQ(test, parse("60-70", bits), -ERANGE);
+	KUNIT_EXPECT_NE(test, parse("99999999999999999999", bits), 0);
+}
+
+static void parse_bool(struct kunit *test)
+{
+	static const char * const yes[] = { "1", "y", "Y", "yes", "on",
+					    "true", "1\n" };
+	static const char * const no[] = { "0", "n", "N", "no", "off",
+					   "false", "0\n" };
+	static const char * const bad[] = { "", "2", "10", "-1", "yellow",
+					    "of", "1 1", "01", "nope" };
+	bool val;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(yes); i++) {
+		val = false;
+		KUNIT_EXPECT_EQ(test, pseudosleep_parse_bool(yes[i], &val), 0);
+		KUNIT_EXPECT_TRUE_MSG(test, val, "input \"%s\"", yes[i]);
+	}
+	for (i = 0; i < ARRAY_SIZE(no); i++) {
+		val = true;
+		KUNIT_EXPECT_EQ(test, pseudosleep_parse_bool(no[i], &val), 0);
+		KUNIT_EXPECT_FALSE_MSG(test, val, "input \"%s\"", no[i]);
+	}
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		KUNIT_EXPECT_EQ_MSG(test, pseudosleep_parse_bool(bad[i], &val),
+				    -EINVAL, "input \"%s\"", bad[i]);
+}
+
+/*
+ * Arm IRQ 5 and feed interrupts to the statistics hook the way kernel/irq
+ * does, in each phase of a nap.  IRQ 5 is not raised for real: the hook is
+ * called directly, so the test does not depend on any device.
+ */
+static void note_irq(unsigned int irq)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	pseudosleep_note_irq(irq);
+	local_irq_restore(flags);
+}
+
+static void arm_and_record(struct kunit *test)
+{
+	DECLARE_BITMAP(bits, NBITS);
+	DECLARE_BITMAP(saved, NBITS);
+
+	pseudosleep_copy_armed(saved, NBITS);
+	bitmap_zero(bits, NBITS);
+	__set_bit(5, bits);
+	KUNIT_ASSERT_EQ(test, pseudosleep_arm(bits, NBITS), 0);
+	KUNIT_EXPECT_TRUE(test, static_key_enabled(&pseudosleep_irq_key));
+	KUNIT_EXPECT_TRUE(test, pseudosleep_irq_armed(5));
+	KUNIT_EXPECT_FALSE(test, pseudosleep_irq_armed(6));
+	KUNIT_EXPECT_FALSE(test, pseudosleep_irq_armed(NBITS + 1));
+
+	/* Awake: an armed IRQ is only a wakeup event, no nap to end. */
+	pseudosleep_wake_reset();
+	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
+	note_irq(5);
+	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
+
+	/* Entering: a non-armed IRQ is ignored, an armed one is recorded. */
+	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_ENTERING);
+	note_irq(6);
+	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
+	note_irq(5);
+	KUNIT_EXPECT_TRUE(test, pseudosleep_woken());
+	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), 5u);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(pseudosleep_phase),
+			PSEUDOSLEEP_ENTERING);
+
+	/* Napping: the armed IRQ ends the nap; the first one is kept. */
+	pseudosleep_wake_reset();
+	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_NAPPING);
+	note_irq(6);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(pseudosleep_phase),
+			PSEUDOSLEEP_NAPPING);
+	note_irq(5);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(pseudosleep_phase),
+			PSEUDOSLEEP_RESUMING);
+	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), 5u);
+
+	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
+	pseudosleep_wake_reset();
+
+	/* Disarming turns the hook off. */
+	bitmap_zero(bits, NBITS);
+	KUNIT_EXPECT_EQ(test, pseudosleep_arm(bits, NBITS), 0);
+	KUNIT_EXPECT_FALSE(test, static_key_enabled(&pseudosleep_irq_key));
+	KUNIT_EXPECT_FALSE(test, pseudosleep_irq_armed(5));
+	pseudosleep_arm(saved, NBITS);
+}
+
+static struct kunit_case pseudosleep_test_cases[] = {
+	KUNIT_CASE(parse_irqs_good),
+	KUNIT_CASE(parse_irqs_bad),
+	KUNIT_CASE(parse_bool),
+	KUNIT_CASE(arm_and_record),
+	{}
+};
+
+static struct kunit_suite pseudosleep_test_suite = {
+	.name = "pseudosleep",
+	.test_cases = pseudosleep_test_cases,
+};
+kunit_test_suite(pseudosleep_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for pseudo-sleep");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,201 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Host-side tests for run-tests.  Each returns (status, detail, console)
+where console is the guest's console text (checked for kernel warnings) or
+None when no guest ran to completion worth checking."""
+
+import os
+import re
+import subprocess
+import time
+
+import pslib
+
+
+def vm_run(args, timeout=300):
+    p = subprocess.run([pslib.VM_RUN, "--quiet"] + args,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=timeout + 60)
+    return p.returncode, p.stdout.decode(errors="replace"), \
+        p.stderr.decode(errors="replace")
+
+
+def console_of(stderr):
+    m = re.search(r"console log (\S+)\)", stderr)
+    if m and os.path.exists(m.group(1)):
+        return open(m.group(1), errors="replace").read()
+    return None
+
+
+def t_version():
+    log = "/tmp/ps-version-console.log"
+    rc, out, err = vm_run(["--log", log, "--", "cat", "/proc/version"])
+    text = open(log, errors="replace").read()
+    if rc != 0:
+        return "failed", "exit %d: %s" % (rc, err.strip()[-200:]), text
+    if "-pseudosleep" not in out:
+        return "failed", "not our kernel: %s" % out.strip(), text
+    return "passed", out.split()[2], text
+
+
+def t_false():
+    log = "/tmp/ps-false-console.log"
+    rc, out, err = vm_run(["--log", log, "--", "false"])
+    text = open(log, errors="replace").read()
+    return ("passed" if rc == 1 else "failed"), "exit %d" % rc, text
+
+
+def t_exit_status():
+    rc, out, err = vm_run(["--", "sh", "-c", "echo hello; exit 7"])
+    ok = rc == 7 and out.strip() == "hello"
+    return ("passed" if ok else "failed"), "exit %d, output %r" % (rc, out), \
+        None
+
+
+def t_panic():
+    t0 = time.monotonic()
+    rc, out, err = vm_run(["--timeout", "240", "--", "sh", "-c",
+                           "echo c > /proc/sysrq-trigger; sleep 600"],
+                          timeout=240)
+    took = time.monotonic() - t0
+    # 125: vm-run saw the guest die; 124 would mean it only timed out.
+    ok = rc == 125 and "panic" in err
+    return ("passed" if ok else "failed"), \
+        "exit %d after %.0f s: %s" % (rc, took, err.strip().splitlines()[0]
+                                      if err.strip() else ""), None
+
+
+def t_bad_options():
+    bad = [["--smp", "0", "--", "true"], ["--fwd", "80", "--", "true"],
+           ["--nic", "rtl", "--", "true"], ["--timeout", "-1", "--", "true"],
+           ["--kernel", "/nonexistent", "--", "true"], []]
+    for args in bad:
+        rc, out, err = vm_run(args)
+        if rc != 2 or "usage" not in err:
+            return "failed", "%r: exit %d %r" % (args, rc, err[-100:]), None
+    return "passed", "%d bad invocations rejected" % len(bad), None
+
+
+def t_nic_and_fwd():
+    port = pslib.free_port()
+    g = pslib.Guest("httpd -p 80 -h /www; grep -E 'virtio[0-9]+-(input|virtqueues)' "
+                    "/proc/interrupts | head -1; echo READY; "
+                    "while [ ! -e /mnt/add/done ]; do sleep 0.1; done",
+                    fwd=["%d:80" % port])
+    try:
+        irq = g.wait_line(r"^\s*(\d+):.*virtio", 120)
+        ready = g.wait_line("READY", 60)
+        body, _ = pslib.http_get(port) if ready else (None, 0)
+    finally:
+        g.signal("done")
+        rc = g.finish()
+        console = g.console()
+        g.cleanup()
+    if not irq:
+        return "failed", "no virtio NIC IRQ in /proc/interrupts", console
+    if body is None or b"pseudosleep guest" not in body:
+        return "failed", "forwarded port did not reach guest httpd", console
+    return ("passed" if rc == 0 else "failed"), \
+        "NIC IRQ %s, HTTP answered, exit %d" % (irq.group(1), rc), console
+
+
+def nap_with_requests(arm, port, g, max_wait=60):
+    """Send a GET every second once the guest naps, until the nap ends.
+    Returns (nap match, list of (body, seconds))."""
+    answers = []
+    if not g.wait_line(r"^NAPPING 1", 120):
+        return None, answers
+    time.sleep(1.0)
+    end = time.monotonic() + max_wait
+    nap = None
+    while time.monotonic() < end and nap is None:
+        answers.append(pslib.http_get(port, timeout=15))
+        nap = g.wait_line(r"^NAP 1 (\S+) wake_irq=(\S+).*latency_ns=(\d+)",
+                          1.0)
+    return nap, answers
+
+
+def t_pseudo_http_wakes():
+    port = pslib.free_port()
+    g = pslib.Guest("/usr/share/pseudosleep/nap-setup.sh nic && "
+                    "/usr/share/pseudosleep/nap-once.sh 1",
+                    fwd=["%d:80" % port])
+    try:
+        irqs = g.wait_line(r"^NIC-IRQS (\S+)", 120)
+        nap, answers = nap_with_requests("nic", port, g)
+        g.wait_line("NAPS-DONE", 60)
+    finally:
+        rc = g.finish()
+        console = g.console()
+        g.cleanup()
+    if not irqs or not nap:
+        return "failed", "no nap reported (exit %d)" % rc, console
+    nic = set()
+    for part in irqs.group(1).split(","):
+        nic.add(part)
+    lost = [a for a in answers if a[0] is None]
+    if nap.group(1) != "ok":
+        return "failed", "nap %s" % nap.group(1), console
+    if nap.group(2) not in nic:
+        return "failed", "woken by IRQ %s, NIC has %s" % (
+            nap.group(2), irqs.group(1)), console
+    if lost or not answers:
+        return "failed", "%d of %d requests lost" % (len(lost), len(answers)), \
+            console
+    return "passed", "woken by NIC IRQ %s, %d requests answered, wake " \
+        "latency %.3f ms" % (nap.group(2), len(answers),
+                             int(nap.group(3)) / 1e6), console
+
+
+def t_pseudo_unarmed_nic():
+    """The NIC is awake but only the RTC is armed: a request during the nap
+    is received by the NIC (its IRQ is served) but does not end the nap;
+    the RTC alarm does, and then the request is answered."""
+    port = pslib.free_port()
+    g = pslib.Guest("/usr/share/pseudosleep/nap-setup.sh rtc && "
+                    "echo 0 > /sys/class/rtc/rtc0/wakealarm && "
+                    "echo +6 > /sys/class/rtc/rtc0/wakealarm && "
+                    "grep -m1 -E 'virtio[0-9]+-input' /proc/interrupts && "
+                    "/usr/share/pseudosleep/nap-once.sh 1 && "
+                    "grep -m1 -E 'virtio[0-9]+-input' /proc/interrupts",
+                    fwd=["%d:80" % port])
+    try:
+        rtc = g.wait_line(r"^RTC-IRQ (\d+)", 120)
+        before = g.wait_line(r"^\s*\d+:\s+(\d+)\s+(\d+)", 30)
+        if not g.wait_line(r"^NAPPING 1", 60):
+            raise RuntimeError("guest did not nap")
+        time.sleep(1.0)
+        body, took = pslib.http_get(port, timeout=30)
+        nap = g.wait_line(r"^NAP 1 (\S+) wake_irq=(\S+)", 60)
+        after = g.wait_line(r"^\s*\d+:\s+(\d+)\s+(\d+)", 30)
+        g.wait_line("NAPS-DONE", 30)
+    finally:
+        rc = g.finish()
+        console = g.console()
+        g.cleanup()
+    if not (rtc and nap and before and after):
+        return "failed", "guest output incomplete (exit %d)" % rc, console
+    nic_irqs = sum(map(int, after.groups())) - sum(map(int, before.groups()))
+    if nap.group(2) != rtc.group(1):
+        return "failed", "woken by IRQ %s, not the RTC's %s" % (
+            nap.group(2), rtc.group(1)), console
+    if body is None:
+        return "failed", "request lost", console
+    if nic_irqs <= 0:
+        return "failed", "NIC raised no interrupt during the nap", console
+    return "passed", "woken by RTC IRQ %s after %d NIC interrupts; request " \
+        "answered after the nap" % (rtc.group(1), nic_irqs), console
+
+
+HOST_TESTS = [
+    ("vm-run: cat /proc/version is the patched kernel", t_version),
+    ("vm-run: false exits 1", t_false),
+    ("vm-run: exit status and output pass through", t_exit_status),
+    ("vm-run: guest panic is reported before the timeout", t_panic),
+    ("vm-run: bad options are rejected with usage", t_bad_options),
+    ("harness: NIC IRQ visible and forwarded port reaches guest",
+     t_nic_and_fwd),
+    ("pseudo: HTTP request through the NIC wakes an armed nap",
+     t_pseudo_http_wakes),
+    ("pseudo: unarmed NIC IRQ is served without ending the nap",
+     t_pseudo_unarmed_nic),
+]

@@ -1,0 +1,157 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Host-side helpers shared by run-tests, demo and bench: a guest started
+with vm-run in the background, read line by line, plus HTTP probing and
+console-log checks."""
+
+import os
+import queue
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+VM_RUN = os.path.join(HERE, "vm-run")
+
+# Lines of a guest console that mean the kernel complained.
+BAD_DMESG = re.compile(
+    r"WARNING:|BUG:|Oops|general protection fault|Kernel panic|"
+    r"possible circular locking|possible recursive locking|"
+    r"inconsistent lock state|suspicious RCU usage|lockdep|"
+    r"rcu: INFO|rcu_.*self-detected stall|soft lockup|hard LOCKUP|"
+    r"blocked for more than|UBSAN|KASAN|Invalid wait context|"
+    r"sleeping function called from invalid context|Call Trace:")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def bad_dmesg_lines(log_text):
+    return [l for l in log_text.splitlines() if BAD_DMESG.search(l)]
+
+
+class Guest:
+    """A guest running one command under vm-run in the background.
+
+    The host side talks to it through a shared directory (/mnt/add in the
+    guest) and reads its output line by line."""
+
+    def __init__(self, command, fwd=(), append="", smp=2, nic="virtio",
+                 timeout=300, qmp=False, extra=()):
+        self.share = tempfile.mkdtemp(prefix="ps-share.")
+        os.chmod(self.share, 0o777)
+        self.log = os.path.join(self.share, "console.log")
+        self.qmp_path = os.path.join(self.share, "qmp.sock") if qmp else None
+        args = [VM_RUN, "--quiet", "--smp", str(smp), "--nic", nic,
+                "--timeout", str(timeout), "--add", self.share,
+                "--log", self.log]
+        for f in fwd:
+            args += ["--fwd", f]
+        if append:
+            args += ["--append", append]
+        if self.qmp_path:
+            args += ["--qmp", self.qmp_path]
+        args += list(extra)
+        args += ["--", "sh", "-c", command]
+        self.lines = queue.Queue()
+        self.output = []
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for raw in self.proc.stdout:
+            line = raw.decode(errors="replace").rstrip("\n")
+            self.output.append(line)
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def wait_line(self, pattern, timeout=120):
+        """Next output line matching regex pattern, or None."""
+        rx = re.compile(pattern)
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                return None
+            try:
+                line = self.lines.get(timeout=left)
+            except queue.Empty:
+                return None
+            if line is None:
+                return None
+            m = rx.search(line)
+            if m:
+                return m
+
+    def signal(self, name):
+        """Create /mnt/add/NAME in the guest (the guest polls for it)."""
+        open(os.path.join(self.share, name), "w").close()
+
+    def finish(self, timeout=300):
+        try:
+            rc = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+        self.reader.join(timeout=5)
+        return rc
+
+    def console(self):
+        try:
+            with open(self.log, errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def cleanup(self, keep_log_as=None):
+        if keep_log_as:
+            os.makedirs(os.path.dirname(keep_log_as), exist_ok=True)
+            shutil.copy(self.log, keep_log_as)
+        shutil.rmtree(self.share, ignore_errors=True)
+
+
+def http_get(port, path="/", timeout=10.0):
+    """GET http://127.0.0.1:port/path; returns (body or None, seconds)."""
+    t0 = time.monotonic()
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path),
+                                    timeout=timeout) as r:
+            body = r.read()
+        return body, time.monotonic() - t0
+    except Exception:
+        return None, time.monotonic() - t0
+
+
+def qmp(sock_path, command, timeout=5.0):
+    """Send one QMP command; returns the decoded reply line."""
+    import json
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(timeout)
+    s.connect(sock_path)
+    f = s.makefile("rw")
+    f.readline()
+    f.write(json.dumps({"execute": "qmp_capabilities"}) + "\n")
+    f.flush()
+    f.readline()
+    f.write(json.dumps({"execute": command}) + "\n")
+    f.flush()
+    reply = f.readline()
+    s.close()
+    return reply
+
+
+def eprint(*a):
+    print(*a, file=sys.stderr, flush=True)

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pseudo-sleep behaviour: a nap ends on an armed IRQ the guest raises
+ * itself (the CMOS RTC alarm), the IRQ is reported in pm_wakeup_irq and the
+ * statistics, interrupts that are not armed are served without ending the
+ * nap, and the wakeup_count handshake refuses to nap once an armed IRQ has
+ * arrived after the count was read.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/rtc.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+#include "pseudosleep_util.h"
+
+#define WAKE_IRQ "/sys/power/wake_irq"
+#define MEM_SLEEP "/sys/power/mem_sleep"
+#define STATE "/sys/power/state"
+#define WAKEUP_COUNT "/sys/power/wakeup_count"
+
+FIXTURE(nap) {
+	char saved_irqs[4096];
+	char saved_mem_sleep[64];
+	int rtc_irq;
+	int rtc;
+};
+
+FIXTURE_SETUP(nap)
+{
+	char buf[128], *cur, *end;
+
+	self->rtc = -1;
+	if (!ps_have_pseudosleep())
+		SKIP(return, "kernel without CONFIG_PM_PSEUDOSLEEP");
+	self->rtc_irq = ps_find_irq("rtc0");
+	ASSERT_LT(0, self->rtc_irq) TH_LOG("no rtc0 in /proc/interrupts");
+	self->rtc = open("/dev/rtc0", O_RDONLY);
+	ASSERT_LE(0, self->rtc);
+	ASSERT_LE(0, ps_read(WAKE_IRQ, self->saved_irqs,
+			     sizeof(self->saved_irqs)));
+	ASSERT_LT(0, ps_read(MEM_SLEEP, buf, sizeof(buf)));
+	cur = strchr(buf, '[');
+	end = cur ? strchr(cur, ']') : NULL;
+	ASSERT_NE(NULL, end);
+	*end = '\0';
+	snprintf(self->saved_mem_sleep, sizeof(self->saved_mem_sleep), "%s",
+		 cur + 1);
+
+	snprintf(buf, sizeof(buf), "%d", self->rtc_irq);
+	ASSERT_EQ(0, ps_write(WAKE_IRQ, buf));
+	ASSERT_EQ(0, ps_write(MEM_SLEEP, "pseudo"));
+}
+
+FIXTURE_TEARDOWN(nap)
+{
+	char buf[4100];
+
+	if (self->rtc >= 0) {
+		ioctl(self->rtc, RTC_AIE_OFF, 0);
+		close(self->rtc);
+	}
+	snprintf(buf, sizeof(buf), "%s\n", self->saved_irqs);
+	ps_write(WAKE_IRQ, buf);
+	if (self->saved_mem_sleep[0])
+		ps_write(MEM_SLEEP, self->saved_mem_sleep);
+}
+
+/* Set the RTC alarm @secs seconds from now and enable its interrupt. */
+static int set_alarm(int rtc, int secs)
+{
+	struct rtc_wkalrm alm = { .enabled = 1 };
+	struct rtc_time tm;
+	struct tm t = { 0 };
+	time_t when;
+
+	if (ioctl(rtc, RTC_RD_TIME, &tm))
+		return -errno;
+	t.tm_sec = tm.tm_sec;
+	t.tm_min = tm.tm_min;
+	t.tm_hour = tm.tm_hour;
+	t.tm_mday = tm.tm_mday;
+	t.tm_mon = tm.tm_mon;
+	t.tm_year = tm.tm_year;
+	when = timegm(&t) + secs;
+	gmtime_r(&when, &t);
+	memset(&alm.time, 0, sizeof(alm.time));
+	alm.time.tm_sec = t.tm_sec;
+	alm.time.tm_min = t.tm_min;
+	alm.time.tm_hour = t.tm_hour;
+	alm.time.tm_mday = t.tm_mday;
+	alm.time.tm_mon = t.tm_mon;
+	alm.time.tm_year = t.tm_year;
+	if (ioctl(rtc, RTC_WKALM_SET, &alm))
+		return -errno;
+	return 0;
+}
+
+/* Block until the RTC interrupt has been delivered. */
+static int wait_alarm(int rtc)
+{
+	unsigned long data;
+
+	if (read(rtc, &data, sizeof(data)) != sizeof(data))
+		return -errno;
+	return 0;
+}
+
+TEST_F(nap, armed_rtc_alarm_ends_nap)
+{
+	long long naps, aborted, v;
+	char path[128];
+	static const char * const phases[] = {
+		"entry_sync_ns", "entry_freeze_ns", "entry_suspend_devices_ns",
+		"entry_cpu_halt_ns", "exit_cpu_wake_ns",
+		"exit_resume_devices_ns", "exit_thaw_ns",
+	};
+	int i;
+
+	naps = ps_read_num(PS_STATS "naps");
+	aborted = ps_read_num(PS_STATS "aborted_naps");
+	ASSERT_LE(0, naps);
+
+	ASSERT_EQ(0, set_alarm(self->rtc, 2));
+	ASSERT_EQ(0, ps_write(STATE, "mem"));
+
+	EXPECT_EQ(naps + 1, ps_read_num(PS_STATS "naps"));
+	EXPECT_EQ(aborted, ps_read_num(PS_STATS "aborted_naps"));
+	EXPECT_EQ(self->rtc_irq, ps_read_num("/sys/power/pm_wakeup_irq"));
+	EXPECT_EQ(self->rtc_irq, ps_read_num(PS_STATS "last_wake_irq"));
+	EXPECT_LT(0, ps_read_num(PS_STATS "last_nap_ns"));
+	EXPECT_LE(ps_read_num(PS_STATS "last_nap_ns"),
+		  ps_read_num(PS_STATS "total_nap_ns"));
+	EXPECT_LT(0, ps_read_num(PS_STATS "wake_latency_ns"));
+	/*
+	 * The nap lasted until the alarm, through ticks, IPIs and timer
+	 * interrupts that were served and did not end it.
+	 */
+	v = ps_read_num(PS_STATS "spurious_wakeups");
+	EXPECT_LT(0, v) TH_LOG("no interrupt was filtered during the nap");
+	for (i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
+		snprintf(path, sizeof(path), PS_STATS "%s", phases[i]);
+		EXPECT_LE(0, ps_read_num(path)) TH_LOG("%s", path);
+	}
+	EXPECT_LT(0, ps_read_num(PS_STATS "entry_suspend_devices_ns"));
+	EXPECT_LT(0, ps_read_num(PS_STATS "exit_resume_devices_ns"));
+	/* The alarm's interrupt reached the RTC driver. */
+	EXPECT_EQ(0, wait_alarm(self->rtc));
+}
+
+TEST_F(nap, handshake_refuses_after_armed_irq)
+{
+	char count[32], count2[32];
+	long long aborted;
+
+	ASSERT_LT(0, ps_read(WAKEUP_COUNT, count, sizeof(count)));
+	/* A "request" arrives after the daemon read the count. */
+	ASSERT_EQ(0, set_alarm(self->rtc, 1));
+	ASSERT_EQ(0, wait_alarm(self->rtc));
+	EXPECT_EQ(-EINVAL, ps_write(WAKEUP_COUNT, count))
+		TH_LOG("wakeup_count accepted a stale count");
+
+	/* Count written, then the IRQ: the nap must not happen. */
+	aborted = ps_read_num(PS_STATS "aborted_naps");
+	ASSERT_LT(0, ps_read(WAKEUP_COUNT, count2, sizeof(count2)));
+	ASSERT_EQ(0, set_alarm(self->rtc, 1));
+	ASSERT_EQ(0, ps_write(WAKEUP_COUNT, count2));
+	ASSERT_EQ(0, wait_alarm(self->rtc));
+	EXPECT_EQ(-EBUSY, ps_write(STATE, "mem"));
+	EXPECT_EQ(aborted + 1, ps_read_num(PS_STATS "aborted_naps"));
+}
+
+TEST_HARNESS_MAIN

@@ -114,7 +114,7 @@ kernel: $(KOBJ)/.config
 		echo "  UPTODATE $(BZIMAGE)"; \
 	else \
 		echo "  BUILD   bzImage (-j$(JOBS))"; \
-		$(MAKE) -C $(KDIR) O=$(KOBJ) -j$(JOBS) $(if $(W),W=$(W)) bzImage || exit 1; \
+		$(MAKE) -C $(KDIR) O=$(KOBJ) -j$(JOBS) LOCALVERSION= $(if $(W),W=$(W)) bzImage || exit 1; \
 	fi
 	@echo "  KERNEL  $$(cat $(KOBJ)/include/config/kernel.release) $(BZIMAGE)"
 

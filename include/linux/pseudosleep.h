@@ -58,13 +58,12 @@ void pseudosleep_cpu_idle(void);
 void pseudosleep_cpu_enter(void);
 
 /**
- * arch_pseudosleep_halt - halt this CPU until the nap ends or a task wakes
+ * arch_pseudosleep_halt - halt this CPU until the next interrupt
  *
- * Called with interrupts off, RCU idle; returns with interrupts off.
- *
- * Return: how many interrupts woke the CPU while the nap went on.
+ * Called with interrupts off and RCU idle; the interrupt that ends the halt
+ * is handled inside; returns with interrupts off.
  */
-unsigned long arch_pseudosleep_halt(void);
+void arch_pseudosleep_halt(void);
 
 int pseudosleep_valid(void);
 void pseudosleep_begin(suspend_state_t state);

@@ -65,21 +65,23 @@ void pseudosleep_cpu_enter(void)
  * pseudosleep_cpu_idle - the idle routine of every CPU during a nap
  *
  * Called by cpuidle_idle_call() with interrupts off and the tick stopped;
- * returns with interrupts on.  Mirrors default_idle_call(), with the
- * architecture's halt loop in place of a single halt.
+ * returns with interrupts on.  Mirrors default_idle_call() with the
+ * architecture's halt.  The idle loop calls it again for as long as the
+ * nap lasts and no task is runnable, re-evaluating the tick each time, so
+ * timers queued by the interrupts served meanwhile still fire.
  */
 void __cpuidle pseudosleep_cpu_idle(void)
 {
-	unsigned long wakeups = 0;
-
 	instrumentation_begin();
 	/* Remote wakeups must send an IPI: this CPU stops polling. */
 	if (!current_clr_polling_and_test()) {
 		pseudosleep_cpu_enter();
 		ct_cpuidle_enter();
-		wakeups = arch_pseudosleep_halt();
+		arch_pseudosleep_halt();
 		ct_cpuidle_exit();
-		atomic_long_add(wakeups, &nap_wakeups);
+		/* Still napping: an interrupt that is not armed woke us. */
+		if (pseudosleep_cpu_napping())
+			atomic_long_inc(&nap_wakeups);
 	}
 	local_irq_enable();
 	instrumentation_end();
@@ -174,6 +176,9 @@ int pseudosleep_devices_and_enter(void)
 {
 	int error;
 
+	/* Only enter_state() starts a nap (not hibernation's suspend mode). */
+	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_ENTERING)
+		return -EINVAL;
 	pseudosleep_times.frozen = now();
 	pm_suspend_target_state = PM_SUSPEND_PSEUDO;
 	pm_set_suspend_no_platform();
@@ -222,7 +227,7 @@ void pseudosleep_end(suspend_state_t state, int error)
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
 	if (error)
 		pseudosleep_stats_abort();
-	else
+	else if (pseudosleep_times.kicked)	/* not a pm_test=freezer run */
 		pseudosleep_stats_nap(atomic_long_read(&nap_wakeups));
 }
 

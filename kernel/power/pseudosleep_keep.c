@@ -174,8 +174,10 @@ static void mark_ancestors(struct device *dev, void *data)
 
 	if (!dev->power.pseudosleep_kept)
 		return;
+	/* Devices outside system PM are not on dpm_list: unmark() misses them. */
 	for (p = dev->parent; p && !p->power.pseudosleep_kept; p = p->parent)
-		set_kept(p, true);
+		if (!device_pm_not_required(p))
+			set_kept(p, true);
 }
 
 /*
@@ -195,7 +197,7 @@ static void mark_syscore(struct device *dev, void *data)
 		dev->power.syscore = true;
 	spin_unlock_irq(&dev->power.lock);
 	keep_count++;
-	pm_pr_dbg("pseudosleep: keeping %s awake\n", dev_name(dev));
+	pm_pr_dbg("keeping %s awake\n", dev_name(dev));
 }
 
 static void unmark(struct device *dev, void *data)
@@ -224,7 +226,7 @@ int pseudosleep_keep_mark(void)
 	dpm_for_each_dev(NULL, mark_subtree);
 	dpm_for_each_dev(NULL, mark_ancestors);
 	dpm_for_each_dev(NULL, mark_syscore);
-	pm_pr_dbg("pseudosleep: %u devices and IRQs %*pbl stay awake\n",
+	pm_pr_dbg("%u devices and IRQs %*pbl stay awake\n",
 		  keep_count, keep_nbits, keep_irqs);
 	return 0;
 }

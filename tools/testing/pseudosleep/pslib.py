@@ -22,7 +22,8 @@ VM_RUN = os.path.join(HERE, "vm-run")
 BAD_DMESG = re.compile(
     r"WARNING:|BUG:|Oops|general protection fault|Kernel panic|"
     r"possible circular locking|possible recursive locking|"
-    r"inconsistent lock state|suspicious RCU usage|lockdep|"
+    r"inconsistent lock state|suspicious RCU usage|DEBUG_LOCKS_WARN_ON|"
+    r"turning off the locking correctness validator|"
     r"rcu: INFO|rcu_.*self-detected stall|soft lockup|hard LOCKUP|"
     r"blocked for more than|UBSAN|KASAN|Invalid wait context|"
     r"sleeping function called from invalid context|Call Trace:")

@@ -2,14 +2,18 @@
 # SPDX-License-Identifier: GPL-2.0
 # nap-setup.sh ARM: start busybox httpd on :80, keep the NIC awake
 # (power/nosleep), select pseudo in mem_sleep and arm the wake IRQs:
-# ARM is "nic" (the NIC's MSI IRQs) or "rtc" (the CMOS RTC alarm IRQ).
+# ARM is "nic" (the NIC's receive IRQs: its MSI IRQs named *-input.*, or
+# all of them when none is) or "rtc" (the CMOS RTC alarm IRQ).
 # Prints "NIC-IRQS list" and "RTC-IRQ n".
 set -e
 httpd -p 80 -h /www
 nic=$(readlink -f /sys/class/net/eth0/device)
 dev=$nic
 while [ ! -d "$dev/msi_irqs" ] && [ "$dev" != / ]; do dev=$(dirname "$dev"); done
-nic_irqs=$(ls "$dev/msi_irqs" | sort -n | tr '\n' ',' | sed 's/,$//')
+name=$(basename "$nic")
+rx=$(grep -E " $name-input\.[0-9]+\$" /proc/interrupts | cut -d: -f1 | tr -d ' ')
+[ -n "$rx" ] || rx=$(ls "$dev/msi_irqs")
+nic_irqs=$(echo $rx | tr ' ' '\n' | sort -n | tr '\n' ',' | sed 's/,$//')
 rtc_irq=$(grep -m1 rtc0 /proc/interrupts | cut -d: -f1 | tr -d ' ')
 echo 1 > "$nic/power/nosleep"
 case $1 in

@@ -189,7 +189,7 @@ TEST(root_only_writes)
 TEST(nosleep)
 {
 	static const char * const bad[] = {
-		"2", "10", "-1", "yellow", "", "1 1", "on/off", "01", "truee",
+		"2", "10", "-1", "yellow", " ", "1 1", "on/off", "01", "truee",
 	};
 	char got[16];
 	int i;

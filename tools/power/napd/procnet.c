@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Parsers for /proc/net/tcp{,6} and /proc/interrupts text.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "procnet.h"
+
+/*
+ * LISTEN is the server waiting, TIME_WAIT is a finished connection the
+ * kernel remembers: neither is work.  BOUND_INACTIVE is inet_diag's name
+ * for a bound socket that never did anything.  Every other state, even the
+ * closing ones, still has a peer talking to us.
+ */
+bool tcp_state_busy(unsigned int state)
+{
+	return state >= NAPD_TCP_ESTABLISHED &&
+	       state <= NAPD_TCP_NEW_SYN_RECV &&
+	       state != NAPD_TCP_LISTEN && state != NAPD_TCP_TIME_WAIT;
+}
+
+bool port_in_list(unsigned int port, const unsigned short *ports, int nr)
+{
+	int i;
+
+	for (i = 0; i < nr; i++)
+		if (ports[i] == port)
+			return true;
+	return false;
+}
+
+/* Point @line at the next line of @*pos (not NUL terminated). */
+static bool next_line(const char **pos, const char **line, size_t *len)
+{
+	const char *s = *pos, *nl;
+
+	if (!*s)
+		return false;
+	nl = strchr(s, '\n');
+	*len = nl ? (size_t)(nl - s) : strlen(s);
+	*line = s;
+	*pos = nl ? nl + 1 : s + *len;
+	return true;
+}
+
+/* The same, copied and terminated; long lines are cut to @size - 1. */
+static bool copy_line(const char **pos, char *buf, size_t size)
+{
+	const char *line;
+	size_t len;
+
+	if (!next_line(pos, &line, &len))
+		return false;
+	if (len >= size)
+		len = size - 1;	/* the fields we want are at the front */
+	memcpy(buf, line, len);
+	buf[len] = '\0';
+	return true;
+}
+
+static bool blank(const char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	return !*s;
+}
+
+int procnet_tcp_busy(const char *buf, const unsigned short *ports, int nr)
+{
+	char line[512], laddr[40], raddr[40];
+	unsigned int lport, rport, state;
+	int busy = 0;
+
+	while (copy_line(&buf, line, sizeof(line))) {
+		if (blank(line) || strstr(line, "local_address"))
+			continue;
+		/*
+		 * "   0: 0100007F:0050 00000000:0000 0A ..." and the same with
+		 * 32 hex digit addresses in tcp6.
+		 */
+		if (sscanf(line, " %*u: %39[0-9A-Fa-f]:%x %39[0-9A-Fa-f]:%x %x",
+			   laddr, &lport, raddr, &rport, &state) != 5)
+			return -1;
+		if ((strlen(laddr) != 8 && strlen(laddr) != 32) ||
+		    lport > 0xffff || state > 0xff)
+			return -1;
+		if (tcp_state_busy(state) && port_in_list(lport, ports, nr))
+			busy++;
+	}
+	return busy;
+}
+
+static bool word_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+/* Is @name a whole word somewhere in @s[0..len)? */
+static bool has_word(const char *s, size_t len, const char *name)
+{
+	size_t nlen = strlen(name), i;
+
+	if (!nlen || nlen > len)
+		return false;
+	for (i = 0; i + nlen <= len; i++) {
+		if (memcmp(s + i, name, nlen))
+			continue;
+		if (i > 0 && word_char(s[i - 1]))
+			continue;
+		if (i + nlen < len && word_char(s[i + nlen]))
+			continue;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Find the action names at the end of a /proc/interrupts line.  The kernel
+ * prints "  name" and then ", name" for each further action of a shared
+ * line, so walk back over tokens as long as the one before ends in ','.
+ */
+static const char *action_names(const char *line, size_t end, size_t *len)
+{
+	size_t start;
+
+	while (end && isspace((unsigned char)line[end - 1]))
+		end--;
+	start = end;
+	for (;;) {
+		size_t q;
+
+		while (start && !isspace((unsigned char)line[start - 1]))
+			start--;
+		q = start;
+		while (q && isspace((unsigned char)line[q - 1]))
+			q--;
+		if (!q || line[q - 1] != ',')
+			break;
+		start = q;
+	}
+	*len = end - start;
+	return line + start;
+}
+
+static void add_irq(unsigned int irq, unsigned int *irqs, int *n, int max)
+{
+	int i;
+
+	for (i = 0; i < *n; i++)
+		if (irqs[i] == irq)
+			return;
+	if (*n < max)
+		irqs[(*n)++] = irq;
+}
+
+int procnet_irqs_by_name(const char *buf, const char *const names[],
+			 int nr_names, unsigned int *irqs, int max)
+{
+	const char *line;
+	size_t llen;
+	int n = 0;
+
+	/* Not copied: lines grow with the number of CPUs. */
+	while (next_line(&buf, &line, &llen)) {
+		const char *p = line, *end = line + llen, *act;
+		unsigned int irq = 0;
+		size_t len;
+		int i;
+
+		while (p < end && isspace((unsigned char)*p))
+			p++;
+		/* Only numbered lines: skip the CPU header, NMI:, LOC: ... */
+		if (p == end || !isdigit((unsigned char)*p))
+			continue;
+		while (p < end && isdigit((unsigned char)*p) && irq < 100000000)
+			irq = irq * 10 + (*p++ - '0');
+		if (p == end || *p != ':')
+			continue;
+		p++;
+		act = action_names(p, end - p, &len);
+		for (i = 0; i < nr_names; i++) {
+			if (has_word(act, len, names[i])) {
+				add_irq(irq, irqs, &n, max);
+				break;
+			}
+		}
+	}
+	return n;
+}

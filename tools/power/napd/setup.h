@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Check what the kernel offers, then switch it to napping: mem_sleep,
+ * wake_irq and the nosleep flags, each recorded for restore.
+ */
+#ifndef NAPD_SETUP_H
+#define NAPD_SETUP_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "irqs.h"
+#include "opts.h"
+#include "sysfs.h"
+
+struct napd_setup {
+	struct settings settings;
+	unsigned int irqs[NAPD_MAX_IRQS];
+	int nr_irqs;
+	struct irq_source irq_src;
+	bool have_pseudo;		/* kernel has /sys/power/pseudosleep */
+	char state[PATH_MAX];		/* /sys/power/state */
+	char wakeup_count[PATH_MAX];
+	char pm_wakeup_irq[PATH_MAX];
+	char pseudo_dir[PATH_MAX];	/* /sys/power/pseudosleep */
+	char rx_packets[PATH_MAX];	/* of the wake device */
+};
+
+/*
+ * Validate everything first, then change the settings.  On failure
+ * returns -1 with a message in @err; whatever was already changed is in
+ * @s->settings and must be undone with napd_restore().
+ */
+int napd_setup(const struct napd_opts *o, struct napd_setup *s,
+	       char *err, size_t errlen);
+
+/* Put back every setting napd_setup() changed.  0 or -errno. */
+int napd_restore(struct napd_setup *s);
+
+#endif /* NAPD_SETUP_H */

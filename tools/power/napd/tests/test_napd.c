@@ -1,0 +1,1195 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host-side unit tests for napd, KTAP output, no framework.
+ *
+ *   tests/test_napd [path/to/napd]
+ *
+ * With the napd binary given, also runs it against a fake sysfs/procfs
+ * tree built in a temporary directory (napping there just writes "mem"
+ * into a plain file).  The last line is "N passed, N failed"; the exit
+ * status is non-zero if anything failed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+
+#include "diag.h"
+#include "irqs.h"
+#include "opts.h"
+#include "procnet.h"
+#include "setup.h"
+#include "stats.h"
+#include "sysfs.h"
+
+static bool t_failed;
+static const char *t_skip;
+static const char *napd_bin;
+static char tmp_root[PATH_MAX];
+
+#define CHECK(cond)							\
+	do {								\
+		if (!(cond)) {						\
+			printf("# %s:%d: CHECK(%s) failed\n", __FILE__,	\
+			       __LINE__, #cond);			\
+			t_failed = true;				\
+		}							\
+	} while (0)
+
+#define CHECK_STR(a, b)							\
+	do {								\
+		const char *_a = (a), *_b = (b);			\
+		if (strcmp(_a, _b)) {					\
+			printf("# %s:%d: '%s' != '%s'\n", __FILE__,	\
+			       __LINE__, _a, _b);			\
+			t_failed = true;				\
+		}							\
+	} while (0)
+
+/* ---- helpers for the fake tree ---- */
+
+static void mkdir_p(const char *fmt, ...)
+{
+	char path[PATH_MAX], *p;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	for (p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	mkdir(path, 0755);
+}
+
+static void put(const char *content, const char *fmt, ...)
+{
+	char path[PATH_MAX], *slash;
+	va_list ap;
+	FILE *f;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	slash = strrchr(path, '/');
+	*slash = '\0';
+	mkdir_p("%s", path);
+	*slash = '/';
+	f = fopen(path, "w");
+	if (!f) {
+		printf("# cannot create %s\n", path);
+		t_failed = true;
+		return;
+	}
+	fputs(content, f);
+	fclose(f);
+}
+
+static void link_to(const char *target, const char *fmt, ...)
+{
+	char path[PATH_MAX], *slash;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	slash = strrchr(path, '/');
+	*slash = '\0';
+	mkdir_p("%s", path);
+	*slash = '/';
+	if (symlink(target, path)) {
+		printf("# cannot link %s\n", path);
+		t_failed = true;
+	}
+}
+
+/* Contents of a fake file, newline stripped, "<missing>" if absent. */
+static const char *get(const char *fmt, ...)
+{
+	static char buf[4][512];
+	static int slot;
+	char path[PATH_MAX], *b = buf[slot++ % 4];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	if (sysfs_read(path, b, 512) < 0)
+		strcpy(b, "<missing>");
+	return b;
+}
+
+static void rm_rf(const char *path)
+{
+	char cmd[PATH_MAX + 16];
+
+	path_fmt(cmd, sizeof(cmd), "rm -rf '%s'", path);
+	if (system(cmd))
+		printf("# cannot remove %s\n", path);
+}
+
+/* A fresh tree under tmp_root/NAME; returns its path. */
+static const char *new_tree(const char *name)
+{
+	static char dir[PATH_MAX];
+
+	path_fmt(dir, sizeof(dir), "%s/%s", tmp_root, name);
+	rm_rf(dir);
+	mkdir_p("%s", dir);
+	return dir;
+}
+
+static const char tcp_idle[] =
+"  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+"   0: 00000000:0050 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1149 1 000000005f451c5a 100 0 0 10 0\n"
+"   1: 0F02000A:0050 0202000A:C350 06 00000000:00000000 03:000016A8 00000000     0        0 0 3 00000000a1b2c3d4\n";
+
+static const char tcp_busy[] =
+"  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+"   0: 00000000:0050 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1149 1 000000005f451c5a 100 0 0 10 0\n"
+"   1: 0F02000A:0050 0202000A:C350 01 00000000:00000000 00:00000000 00000000     0        0 2210 1 00000000a1b2c3d4 20 4 30 10 -1\n";
+
+static const char tcp6_idle[] =
+"  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+"   0: 00000000000000000000000000000000:2BCB 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 3001 1 0000000011223344 100 0 0 10 0\n";
+
+static const char interrupts_virtio[] =
+"           CPU0       CPU1       CPU2       CPU3       \n"
+"  0:         35          0          0          0   IO-APIC   2-edge      timer\n"
+"  4:          0          0        412          0   IO-APIC   4-edge      ttyS0\n"
+" 11:          0          0          0          0   IO-APIC  11-fasteoi   virtio9, uhci_hcd:usb1\n"
+" 24:          0          0          0          0  PCI-MSIX-0000:00:02.0   0-edge      virtio0-config\n"
+" 25:          0         12          0          3  PCI-MSIX-0000:00:02.0   1-edge      virtio0-input.0\n"
+" 26:          1          0          0          0  PCI-MSIX-0000:00:02.0   2-edge      virtio0-output.0\n"
+" 27:          0          0          0          0  PCI-MSIX-0000:00:03.0   0-edge      virtio1-config\n"
+" 40:          0          0          0          0  PCI-MSIX-0000:00:0a.0   0-edge      virtio10-input.0\n"
+" 41:          9          0          0          0  PCI-MSI-0000:00:19.0   0-edge      eth1\n"
+" 43:          0          0          0          0  PCI-MSI-0000:00:1a.0   0-edge      myeth1\n"
+"NMI:          0          0          0          0   Non-maskable interrupts\n"
+"LOC:      12345      23456      34567      45678   Local timer interrupts\n"
+"ERR:          0\n"
+"MIS:          0\n";
+
+/*
+ * A virtio-net NIC behind PCI with MSI-X, a legacy-IRQ NIC, a NIC whose
+ * IRQs are only in /proc/interrupts, and a serial port.
+ */
+static void build_tree(const char *t, bool pseudo)
+{
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	if (!pseudo)
+		put("[s2idle] deep\n", "%s/sys/power/mem_sleep", t);
+	put("freeze mem disk\n", "%s/sys/power/state", t);
+	put("7\n", "%s/sys/power/wakeup_count", t);
+	put("\n", "%s/sys/power/wake_irq", t);
+	put("25\n", "%s/sys/power/pm_wakeup_irq", t);
+	if (pseudo) {
+		put("0\n", "%s/sys/power/pseudosleep/naps", t);
+		put("1000000\n", "%s/sys/power/pseudosleep/last_nap_ns", t);
+		put("4000\n", "%s/sys/power/pseudosleep/wake_latency_ns", t);
+	}
+
+	/* eth0: virtio0 on PCI 0000:00:02.0 with MSI-X 24-26 */
+	mkdir_p("%s/sys/devices/pci0000:00/0000:00:02.0/msi_irqs/24", t);
+	mkdir_p("%s/sys/devices/pci0000:00/0000:00:02.0/msi_irqs/25", t);
+	mkdir_p("%s/sys/devices/pci0000:00/0000:00:02.0/msi_irqs/26", t);
+	put("11\n", "%s/sys/devices/pci0000:00/0000:00:02.0/irq", t);
+	put("0\n", "%s/sys/devices/pci0000:00/0000:00:02.0/virtio0/power/nosleep", t);
+	put("0\n", "%s/sys/devices/pci0000:00/0000:00:02.0/power/nosleep", t);
+	put("1000\n", "%s/sys/devices/pci0000:00/0000:00:02.0/virtio0/net/eth0/statistics/rx_packets", t);
+	link_to("../../../virtio0", "%s/sys/devices/pci0000:00/0000:00:02.0/virtio0/net/eth0/device", t);
+	link_to("../../devices/pci0000:00/0000:00:02.0/virtio0/net/eth0", "%s/sys/class/net/eth0", t);
+
+	/* eth1: legacy PCI NIC, irq file only (empty msi_irqs) */
+	mkdir_p("%s/sys/devices/pci0000:00/0000:00:03.0/msi_irqs", t);
+	put("10\n", "%s/sys/devices/pci0000:00/0000:00:03.0/irq", t);
+	put("0\n", "%s/sys/devices/pci0000:00/0000:00:03.0/power/nosleep", t);
+	put("5\n", "%s/sys/devices/pci0000:00/0000:00:03.0/net/eth1/statistics/rx_packets", t);
+	link_to("../../../0000:00:03.0", "%s/sys/devices/pci0000:00/0000:00:03.0/net/eth1/device", t);
+	link_to("../../devices/pci0000:00/0000:00:03.0/net/eth1", "%s/sys/class/net/eth1", t);
+
+	/* eth2: virtio1 on a platform bus: only /proc/interrupts knows */
+	put("0\n", "%s/sys/devices/platform/virtio-mmio.0/virtio1/power/nosleep", t);
+	put("0\n", "%s/sys/devices/platform/virtio-mmio.0/virtio1/net/eth2/statistics/rx_packets", t);
+	link_to("../../../virtio1", "%s/sys/devices/platform/virtio-mmio.0/virtio1/net/eth2/device", t);
+	link_to("../../devices/platform/virtio-mmio.0/virtio1/net/eth2", "%s/sys/class/net/eth2", t);
+
+	/* lo: no device at all */
+	put("0\n", "%s/sys/devices/virtual/net/lo/statistics/rx_packets", t);
+	link_to("../../devices/virtual/net/lo", "%s/sys/class/net/lo", t);
+
+	/* ttyS0 for --keep-awake */
+	put("0\n", "%s/sys/devices/platform/serial8250/power/nosleep", t);
+	mkdir_p("%s/sys/devices/platform/serial8250/tty/ttyS0", t);
+	link_to("../../../serial8250", "%s/sys/devices/platform/serial8250/tty/ttyS0/device", t);
+	link_to("../../devices/platform/serial8250/tty/ttyS0", "%s/sys/class/tty/ttyS0", t);
+
+	put(interrupts_virtio, "%s/proc/interrupts", t);
+	put(tcp_idle, "%s/proc/net/tcp", t);
+	put(tcp6_idle, "%s/proc/net/tcp6", t);
+}
+
+#define NOSLEEP_ETH0 "sys/devices/pci0000:00/0000:00:02.0/virtio0/power/nosleep"
+#define NOSLEEP_TTY "sys/devices/platform/serial8250/power/nosleep"
+
+static int parse(struct napd_opts *o, char *err, size_t errlen, ...)
+{
+	char *argv[64];
+	int argc = 0;
+	va_list ap;
+
+	argv[argc++] = "napd";
+	va_start(ap, errlen);
+	while ((argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	return napd_parse_opts(o, argc, argv, err, errlen);
+}
+
+/* Silence stdout (dry-run chatter) so the KTAP stream stays clean. */
+static int quiet_begin(void)
+{
+	int saved, null;
+
+	fflush(stdout);
+	saved = dup(1);
+	null = open("/dev/null", O_WRONLY);
+	dup2(null, 1);
+	close(null);
+	return saved;
+}
+
+static void quiet_end(int saved)
+{
+	fflush(stdout);
+	dup2(saved, 1);
+	close(saved);
+}
+
+/* ---- option parsing ---- */
+
+static void test_opts_defaults(void)
+{
+	struct napd_opts o;
+	char err[256];
+
+	CHECK(!parse(&o, err, sizeof(err), "--port", "80", "--wake-dev",
+		     "eth0", NULL));
+	CHECK(o.nr_ports == 1 && o.ports[0] == 80);
+	CHECK_STR(o.wake_dev, "eth0");
+	CHECK(o.idle_ms == 50);
+	CHECK(o.mode == NAPD_MODE_PSEUDO);
+	CHECK(!o.dry_run && !o.stats && !o.log && !o.max_naps);
+	CHECK(o.nr_keep == 0);
+	CHECK_STR(o.sysfs_root, "/sys");
+	CHECK_STR(o.proc_root, "/proc");
+}
+
+static void test_opts_full(void)
+{
+	struct napd_opts o;
+	char err[256];
+
+	CHECK(!parse(&o, err, sizeof(err), "--port", "80", "--port=11211",
+		     "--port", "80", "--idle-ms", "3600000", "--wake-dev=eth1",
+		     "--mode", "deep", "--keep-awake", "ttyS0",
+		     "--keep-awake", "/sys/devices/platform/serial8250",
+		     "--dry-run", "--stats", "--log", "--max-naps", "3",
+		     "--sysfs-root", "/tmp/s", "--proc-root=/tmp/p", NULL));
+	CHECK(o.nr_ports == 2);	/* the repeated 80 is folded */
+	CHECK(o.ports[0] == 80 && o.ports[1] == 11211);
+	CHECK(o.idle_ms == 3600000);
+	CHECK_STR(o.wake_dev, "eth1");
+	CHECK(o.mode == NAPD_MODE_DEEP);
+	CHECK(o.nr_keep == 2);
+	CHECK_STR(o.keep_awake[1], "/sys/devices/platform/serial8250");
+	CHECK(o.dry_run && o.stats && o.log && o.max_naps == 3);
+	CHECK_STR(o.sysfs_root, "/tmp/s");
+	CHECK_STR(o.proc_root, "/tmp/p");
+
+	CHECK(!parse(&o, err, sizeof(err), "--port", "1", "--port", "65535",
+		     "--idle-ms", "1", "--wake-dev", "eth0", "--mode",
+		     "s2idle", NULL));
+	CHECK(o.nr_ports == 2 && o.ports[1] == 65535 && o.idle_ms == 1);
+	CHECK(o.mode == NAPD_MODE_S2IDLE);
+	CHECK(!parse(&o, err, sizeof(err), "--help", NULL) && o.help);
+	CHECK(!parse(&o, err, sizeof(err), "--version", NULL) && o.version);
+	CHECK(!parse(&o, err, sizeof(err), "-h", NULL) && o.help);
+}
+
+static void test_opts_bad(void)
+{
+	static const char *const bad[][8] = {
+		{ NULL },
+		{ "--wake-dev", "eth0", NULL },
+		{ "--port", "80", NULL },
+		{ "--port", "0", "--wake-dev", "eth0", NULL },
+		{ "--port", "65536", "--wake-dev", "eth0", NULL },
+		{ "--port", "99999999999999999999999", "--wake-dev", "eth0", NULL },
+		{ "--port", "abc", "--wake-dev", "eth0", NULL },
+		{ "--port", "", "--wake-dev", "eth0", NULL },
+		{ "--port", "-1", "--wake-dev", "eth0", NULL },
+		{ "--port", "+80", "--wake-dev", "eth0", NULL },
+		{ "--port", " 80", "--wake-dev", "eth0", NULL },
+		{ "--port", "0x50", "--wake-dev", "eth0", NULL },
+		{ "--port", "80abc", "--wake-dev", "eth0", NULL },
+		{ "--port", "80", "--wake-dev", "eth0", "--idle-ms", "0", NULL },
+		{ "--port", "80", "--wake-dev", "eth0", "--idle-ms", "3600001", NULL },
+		{ "--port", "80", "--wake-dev", "eth0", "--idle-ms", "1.5", NULL },
+		{ "--port", "80", "--wake-dev", "eth0", "--mode", "sleep", NULL },
+		{ "--port", "80", "--wake-dev", "eth0", "--mode", NULL },
+		{ "--port", "80", "--wake-dev", NULL },
+		{ "--port", "80", "--wake-dev", "", NULL },
+		{ "--port", "80", "--wake-dev", "eth0", "--bogus", NULL },
+		{ "--port", "80", "--wake-dev", "eth0", "extra", NULL },
+		{ "--port", "80", "--wake-dev", "eth0", "-p", NULL },
+		{ "--port", "80", "--wake-dev", "eth0", "--", NULL },
+		{ "--port", "80", "--wake-dev", "eth0", "--dry-run=1", NULL },
+		{ "--port", "80", "--wake-dev", "eth0", "--max-naps", "0", NULL },
+		{ "--port", "80", "--wake-dev", "eth0", "--max-naps", "x", NULL },
+		{ "--port", "80", "--wake-dev", "eth0", "--keep-awake", "", NULL },
+		{ "--port", "80", "--wake-dev", "eth0", "--sysfs-root", "", NULL },
+		{ "--port=", "--wake-dev", "eth0", NULL },
+		{ "--portx", "80", "--wake-dev", "eth0", NULL },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *argv[10] = { "napd" }, err[256];
+		struct napd_opts o;
+		int argc = 1, j;
+
+		for (j = 0; bad[i][j]; j++)
+			argv[argc++] = (char *)bad[i][j];
+		if (napd_parse_opts(&o, argc, argv, err, sizeof(err)) != -1 ||
+		    !err[0]) {
+			printf("# bad command line %u was accepted\n", i);
+			t_failed = true;
+		}
+	}
+
+	/* Too many ports is refused, not truncated. */
+	{
+		char *argv[2 + 2 * (NAPD_MAX_PORTS + 1) + 2], ports[NAPD_MAX_PORTS + 1][8];
+		char err[256];
+		struct napd_opts o;
+		int argc = 0, j;
+
+		argv[argc++] = "napd";
+		for (j = 0; j <= NAPD_MAX_PORTS; j++) {
+			path_fmt(ports[j], sizeof(ports[j]), "%d", 1000 + j);
+			argv[argc++] = "--port";
+			argv[argc++] = ports[j];
+		}
+		argv[argc++] = "--wake-dev";
+		argv[argc++] = "eth0";
+		CHECK(napd_parse_opts(&o, argc, argv, err, sizeof(err)) == -1);
+	}
+}
+
+/* ---- procfs parsing ---- */
+
+static void test_interrupts(void)
+{
+	const char *eth0[] = { "eth0", "virtio0" };
+	const char *eth1[] = { "eth1" };
+	const char *v1[] = { "virtio1" };
+	const char *v9[] = { "eth9", "virtio9" };
+	const char *lo[] = { "lo" };
+	unsigned int irqs[8];
+	int n;
+
+	n = procnet_irqs_by_name(interrupts_virtio, eth0, 2, irqs, 8);
+	CHECK(n == 3);
+	CHECK(n == 3 && irqs[0] == 24 && irqs[1] == 25 && irqs[2] == 26);
+
+	/* eth1 must not match myeth1 */
+	n = procnet_irqs_by_name(interrupts_virtio, eth1, 1, irqs, 8);
+	CHECK(n == 1 && irqs[0] == 41);
+
+	/* virtio1 must not match virtio10-input.0 */
+	n = procnet_irqs_by_name(interrupts_virtio, v1, 1, irqs, 8);
+	CHECK(n == 1 && irqs[0] == 27);
+
+	/* first action of a shared line: not the last field */
+	n = procnet_irqs_by_name(interrupts_virtio, v9, 2, irqs, 8);
+	CHECK(n == 1 && irqs[0] == 11);
+
+	/* "lo" is not a word in "Local timer interrupts" or "IO-APIC" */
+	CHECK(procnet_irqs_by_name(interrupts_virtio, lo, 1, irqs, 8) == 0);
+
+	/* @max is honoured */
+	CHECK(procnet_irqs_by_name(interrupts_virtio, eth0, 2, irqs, 2) == 2);
+
+	/* no trailing newline, header only */
+	CHECK(procnet_irqs_by_name(" 7: 1 2 X 7-edge eth1", eth1, 1, irqs,
+				   8) == 1 && irqs[0] == 7);
+	CHECK(procnet_irqs_by_name("           CPU0\n", eth1, 1, irqs, 8) == 0);
+}
+
+static void test_proc_net_tcp(void)
+{
+	static const char tcp[] =
+"  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+"   0: 00000000:0050 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1149 1 000000005f451c5a 100 0 0 10 0\n"
+"   1: 00000000:2BCB 00000000:0000 0A 00000000:00000000 00:00000000 00000000   101        0 1150 1 000000007a8b9c0d 100 0 0 10 0\n"
+"   2: 0F02000A:0050 0202000A:C350 01 00000000:00000000 00:00000000 00000000     0        0 2210 1 00000000a1b2c3d4 20 4 30 10 -1\n"
+"   3: 0F02000A:0050 0202000A:C352 06 00000000:00000000 03:000016A8 00000000     0        0 0 3 00000000b1b2c3d4\n"
+"   4: 0F02000A:2BCB 0202000A:D001 03 00000000:00000000 01:00000064 00000000     0        0 0 0 00000000c1b2c3d4\n"
+"   5: 0F02000A:0050 0202000A:C354 08 00000001:00000000 00:00000000 00000000     0        0 2211 1 00000000d1b2c3d4 20 4 0 10 -1\n"
+"   6: 0F02000A:A3F0 0202000A:0050 01 00000000:00000000 00:00000000 00000000     0        0 2212 1 00000000e1b2c3d4 20 4 30 10 -1\n"
+"   7: 0F02000A:1F90 0202000A:C356 04 00000000:00000000 00:00000000 00000000     0        0 2213 1 00000000f1b2c3d4 20 4 30 10 -1\n";
+	static const char tcp6[] =
+"  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+"   0: 00000000000000000000000000000000:0050 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4001 1 0000000011223344 100 0 0 10 0\n"
+"   1: 0000000000000000FFFF00000F02000A:0050 0000000000000000FFFF00000202000A:C358 09 00000001:00000000 01:00000020 00000000     0        0 0 1 0000000022334455 20 4 0 10 -1\n"
+"   2: 0000000000000000FFFF00000F02000A:0050 0000000000000000FFFF00000202000A:C35A 06 00000000:00000000 03:00001000 00000000     0        0 0 3 0000000033445566\n"
+"   3: 00000000000000000000000000000001:2BCB 00000000000000000000000000000001:E000 0B 00000000:00000000 00:00000000 00000000     0        0 4002 1 0000000044556677 20 4 0 10 -1\n";
+	static const unsigned short p80[] = { 80 }, p11211[] = { 11211 };
+	static const unsigned short p22[] = { 22 }, both[] = { 80, 11211 };
+	static const unsigned short p8080[] = { 8080 };
+
+	/* ESTABLISHED and CLOSE_WAIT on :80; LISTEN, TIME_WAIT and the
+	 * client socket whose *remote* port is 80 do not count. */
+	CHECK(procnet_tcp_busy(tcp, p80, 1) == 2);
+	CHECK(procnet_tcp_busy(tcp, p11211, 1) == 1);	/* SYN_RECV */
+	CHECK(procnet_tcp_busy(tcp, both, 2) == 3);
+	CHECK(procnet_tcp_busy(tcp, p22, 1) == 0);
+	CHECK(procnet_tcp_busy(tcp, p8080, 1) == 1);	/* FIN_WAIT1 */
+	CHECK(procnet_tcp_busy(tcp_idle, p80, 1) == 0);
+	CHECK(procnet_tcp_busy(tcp_busy, p80, 1) == 1);
+
+	CHECK(procnet_tcp_busy(tcp6, p80, 1) == 1);	/* LAST_ACK */
+	CHECK(procnet_tcp_busy(tcp6, p11211, 1) == 1);	/* CLOSING */
+	CHECK(procnet_tcp_busy(tcp6_idle, both, 2) == 0);
+
+	CHECK(procnet_tcp_busy("", p80, 1) == 0);
+	CHECK(procnet_tcp_busy("garbage\n", p80, 1) == -1);
+	CHECK(procnet_tcp_busy("   0: 0100:0050 00000000:0000 01\n", p80, 1)
+	      == -1);
+}
+
+static void test_tcp_states(void)
+{
+	unsigned int s;
+
+	for (s = 0; s < 16; s++) {
+		bool want = s >= 1 && s <= 12 && s != 6 && s != 10;
+
+		if (tcp_state_busy(s) != want) {
+			printf("# state %u busy=%d\n", s, !want);
+			t_failed = true;
+		}
+	}
+}
+
+static void test_irqlist(void)
+{
+	unsigned int a[] = { 26, 24, 30, 25, 24 }, b[] = { 7 }, c[] = { 1, 3 };
+	char out[64];
+
+	CHECK(!irqlist_format(a, 5, out, sizeof(out)));
+	CHECK_STR(out, "24-26,30");
+	CHECK(!irqlist_format(b, 1, out, sizeof(out)));
+	CHECK_STR(out, "7");
+	CHECK(!irqlist_format(c, 2, out, sizeof(out)));
+	CHECK_STR(out, "1,3");
+	CHECK(!irqlist_format(b, 0, out, sizeof(out)));
+	CHECK_STR(out, "");
+	CHECK(irqlist_format(a, 5, out, 4) == -1);
+}
+
+static void test_mem_sleep(void)
+{
+	char cur[16];
+
+	CHECK(!mem_sleep_current("[s2idle] deep pseudo", cur, sizeof(cur)));
+	CHECK_STR(cur, "s2idle");
+	CHECK(!mem_sleep_current("s2idle deep [pseudo]", cur, sizeof(cur)));
+	CHECK_STR(cur, "pseudo");
+	CHECK(mem_sleep_current("s2idle deep", cur, sizeof(cur)) == -1);
+	CHECK(mem_sleep_offers("[s2idle] deep pseudo", "pseudo"));
+	CHECK(mem_sleep_offers("[s2idle] deep pseudo", "s2idle"));
+	CHECK(!mem_sleep_offers("[s2idle] deep", "pseudo"));
+	CHECK(!mem_sleep_offers("[s2idle] deeper", "deep"));
+}
+
+static void test_stats_json(void)
+{
+	struct napd_stats st = { .naps = 3, .aborted = 1, .refused = 2,
+				 .nap_ns = 123456789 };
+	char buf[512];
+	FILE *f;
+
+	stats_wake_irq(&st, 25);
+	stats_wake_irq(&st, 24);
+	stats_wake_irq(&st, 25);
+	f = fmemopen(buf, sizeof(buf), "w");
+	stats_print_json(&st, f);
+	fclose(f);
+	CHECK_STR(buf, "{\"naps\":3,\"aborted\":1,\"handshake_refused\":2,"
+		  "\"nap_ns\":123456789,\"wake_irqs\":{\"25\":2,\"24\":1}}\n");
+}
+
+/* ---- IRQ resolution against a fake sysfs ---- */
+
+static void test_irq_resolve(void)
+{
+	const char *t = new_tree("irqs");
+	char sys[PATH_MAX], proc[PATH_MAX];
+	struct irq_source src;
+	unsigned int irqs[8];
+	int n;
+
+	build_tree(t, true);
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+
+	/* MSI-X on the PCI parent of virtio0 wins over its irq file */
+	n = irqs_resolve(sys, proc, "eth0", irqs, 8, &src);
+	CHECK(n == 3);
+	irqlist_format(irqs, n, src.from, 16);
+	CHECK_STR(src.from, "24-26");
+	CHECK_STR(src.devname, "virtio0");
+
+	/* empty msi_irqs/: fall through to the irq file */
+	n = irqs_resolve(sys, proc, "eth1", irqs, 8, &src);
+	CHECK(n == 1 && irqs[0] == 10);
+
+	/* nothing in sysfs: /proc/interrupts by device name "virtio1" */
+	n = irqs_resolve(sys, proc, "eth2", irqs, 8, &src);
+	CHECK(n == 1 && irqs[0] == 27);
+	CHECK_STR(src.devname, "virtio1");
+	CHECK(strstr(src.from, "/proc/interrupts") != NULL);
+
+	/* no device, no interrupt line */
+	CHECK(irqs_resolve(sys, proc, "lo", irqs, 8, &src) == 0);
+	CHECK(irqs_resolve(sys, proc, "nosuch", irqs, 8, &src) == 0);
+}
+
+/* ---- setup and restore against a fake sysfs ---- */
+
+static void fake_opts(struct napd_opts *o, const char *t, const char *dev,
+		      const char *mode, const char *keep, bool dry)
+{
+	static char sys[PATH_MAX], proc[PATH_MAX];
+	char err[256];
+
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	if (parse(o, err, sizeof(err), "--port", "80", "--wake-dev", dev,
+		  "--mode", mode, "--sysfs-root", sys, "--proc-root", proc,
+		  dry ? "--dry-run" : "--log", keep ? "--keep-awake" : NULL,
+		  keep, NULL)) {
+		printf("# fake_opts: %s\n", err);
+		t_failed = true;
+	}
+}
+
+static void test_setup_restore(void)
+{
+	const char *t = new_tree("setup");
+	char err[512], dir[PATH_MAX];
+	struct napd_setup s;
+	struct napd_opts o;
+
+	build_tree(t, true);
+	fake_opts(&o, t, "eth0", "pseudo", "ttyS0", false);
+	if (napd_setup(&o, &s, err, sizeof(err))) {
+		printf("# napd_setup: %s\n", err);
+		t_failed = true;
+	}
+	CHECK(s.have_pseudo && s.nr_irqs == 3);
+	CHECK_STR(get("%s/sys/power/mem_sleep", t), "pseudo");
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "24-26");
+	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "1");
+	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "1");
+	/* the parent keeps running by kernel rule, not by our write */
+	CHECK_STR(get("%s/sys/devices/pci0000:00/0000:00:02.0/power/nosleep",
+		      t), "0");
+
+	CHECK(!napd_restore(&s));
+	CHECK_STR(get("%s/sys/power/mem_sleep", t), "s2idle");
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "");
+	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "0");
+	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "0");
+	CHECK(s.settings.nr == 0);
+
+	/* a keep-awake given as a directory path, and prior values kept */
+	put("[deep] s2idle pseudo\n", "%s/sys/power/mem_sleep", t);
+	put("5,9\n", "%s/sys/power/wake_irq", t);
+	put("1\n", "%s/" NOSLEEP_TTY, t);
+	path_fmt(dir, sizeof(dir), "%s/sys/devices/platform/serial8250", t);
+	fake_opts(&o, t, "eth0", "pseudo", dir, false);
+	CHECK(!napd_setup(&o, &s, err, sizeof(err)));
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "24-26");
+	CHECK(!napd_restore(&s));
+	CHECK_STR(get("%s/sys/power/mem_sleep", t), "deep");
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "5,9");
+	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "1");
+}
+
+static void test_setup_dry_run(void)
+{
+	const char *t = new_tree("dry");
+	struct napd_setup s;
+	struct napd_opts o;
+	char err[512];
+	int saved, ret;
+
+	build_tree(t, true);
+	fake_opts(&o, t, "eth0", "pseudo", "ttyS0", true);
+	saved = quiet_begin();
+	ret = napd_setup(&o, &s, err, sizeof(err));
+	napd_restore(&s);
+	quiet_end(saved);
+	CHECK(ret == 0);
+	CHECK_STR(get("%s/sys/power/mem_sleep", t), "[s2idle] deep pseudo");
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "");
+	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "0");
+	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "0");
+}
+
+static void test_setup_refusals(void)
+{
+	const char *t = new_tree("refuse");
+	struct napd_setup s;
+	struct napd_opts o;
+	char err[512];
+
+	/* no pseudo-sleep kernel: refused with a clear reason, no change */
+	build_tree(t, false);
+	fake_opts(&o, t, "eth0", "pseudo", NULL, false);
+	CHECK(napd_setup(&o, &s, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "pseudo-sleep") != NULL);
+	CHECK(s.settings.nr == 0);
+	CHECK_STR(get("%s/sys/power/mem_sleep", t), "[s2idle] deep");
+
+	/* pseudosleep dir but "pseudo" not in mem_sleep */
+	put("0\n", "%s/sys/power/pseudosleep/naps", t);
+	CHECK(napd_setup(&o, &s, err, sizeof(err)) == -1);
+	CHECK(s.settings.nr == 0);
+
+	t = new_tree("refuse2");
+	build_tree(t, true);
+	/* pseudo needs IRQs to wake on: lo has none */
+	fake_opts(&o, t, "lo", "pseudo", NULL, false);
+	CHECK(napd_setup(&o, &s, err, sizeof(err)) == -1);
+	CHECK(s.settings.nr == 0);
+	/* unknown netdev, unknown keep-awake */
+	fake_opts(&o, t, "eth7", "pseudo", NULL, false);
+	CHECK(napd_setup(&o, &s, err, sizeof(err)) == -1);
+	fake_opts(&o, t, "eth0", "pseudo", "ttyS9", false);
+	CHECK(napd_setup(&o, &s, err, sizeof(err)) == -1);
+	CHECK(s.settings.nr == 0);
+	/* pseudo needs nosleep on the wake device */
+	{
+		char p[PATH_MAX];
+
+		path_fmt(p, sizeof(p), "%s/" NOSLEEP_ETH0, t);
+		unlink(p);
+	}
+	fake_opts(&o, t, "eth0", "pseudo", NULL, false);
+	CHECK(napd_setup(&o, &s, err, sizeof(err)) == -1);
+	CHECK(s.settings.nr == 0);
+	CHECK_STR(get("%s/sys/power/mem_sleep", t), "[s2idle] deep pseudo");
+}
+
+static void test_setup_s2idle(void)
+{
+	const char *t = new_tree("s2idle");
+	struct napd_setup s;
+	struct napd_opts o;
+	char err[512], p[PATH_MAX];
+	int saved, null, ret;
+
+	/* an upstream kernel: no wake_irq, no nosleep files */
+	build_tree(t, false);
+	path_fmt(p, sizeof(p), "%s/sys/power/wake_irq", t);
+	unlink(p);
+	path_fmt(p, sizeof(p), "%s/" NOSLEEP_ETH0, t);
+	unlink(p);
+	fake_opts(&o, t, "eth0", "deep", NULL, false);
+	saved = dup(2);		/* the "not keeping awake" note */
+	null = open("/dev/null", O_WRONLY);
+	dup2(null, 2);
+	close(null);
+	ret = napd_setup(&o, &s, err, sizeof(err));
+	dup2(saved, 2);
+	close(saved);
+	CHECK(ret == 0);
+	CHECK(s.settings.nr == 1);
+	CHECK_STR(get("%s/sys/power/mem_sleep", t), "deep");
+	CHECK(!napd_restore(&s));
+	CHECK_STR(get("%s/sys/power/mem_sleep", t), "s2idle");
+
+	/* a mode the kernel does not list */
+	put("[s2idle]\n", "%s/sys/power/mem_sleep", t);
+	CHECK(napd_setup(&o, &s, err, sizeof(err)) == -1);
+	CHECK(s.settings.nr == 0);
+}
+
+/* ---- sock_diag reply parsing ---- */
+
+struct diag_reply {
+	struct nlmsghdr h;
+	struct inet_diag_msg m;
+};
+
+static void diag_msg(struct diag_reply *r, unsigned int state,
+		     unsigned short sport, unsigned short dport)
+{
+	memset(r, 0, sizeof(*r));
+	r->h.nlmsg_len = NLMSG_LENGTH(sizeof(r->m));
+	r->h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	r->m.idiag_family = AF_INET;
+	r->m.idiag_state = state;
+	r->m.id.idiag_sport = htons(sport);
+	r->m.id.idiag_dport = htons(dport);
+}
+
+static void test_diag_parse(void)
+{
+	static const unsigned short p80[] = { 80 };
+	struct {
+		struct diag_reply r[5];
+		struct nlmsghdr done;
+		int done_payload;
+	} buf;
+	struct {
+		struct nlmsghdr h;
+		struct nlmsgerr e;
+	} err = { .h = { .nlmsg_len = NLMSG_LENGTH(sizeof(struct nlmsgerr)),
+			 .nlmsg_type = NLMSG_ERROR },
+		  .e = { .error = -ENOENT } };
+	int busy = 0;
+
+	diag_msg(&buf.r[0], NAPD_TCP_ESTABLISHED, 80, 40000);	/* ours */
+	diag_msg(&buf.r[1], NAPD_TCP_ESTABLISHED, 40000, 80);	/* client */
+	diag_msg(&buf.r[2], NAPD_TCP_CLOSE_WAIT, 80, 40002);	/* ours */
+	diag_msg(&buf.r[3], NAPD_TCP_TIME_WAIT, 80, 40004);
+	diag_msg(&buf.r[4], NAPD_TCP_LISTEN, 80, 0);
+	memset(&buf.done, 0, sizeof(buf.done) + sizeof(int));
+	buf.done.nlmsg_len = NLMSG_LENGTH(sizeof(int));
+	buf.done.nlmsg_type = NLMSG_DONE;
+
+	/* a part of a dump: more to come */
+	CHECK(diag_parse(&buf, 2 * sizeof(buf.r[0]), p80, 1, &busy) == 0);
+	CHECK(busy == 1);
+	busy = 0;
+	CHECK(diag_parse(&buf, sizeof(buf), p80, 1, &busy) == 1);
+	CHECK(busy == 2);
+	busy = 0;
+	CHECK(diag_parse(&err, sizeof(err), p80, 1, &busy) == -ENOENT);
+	CHECK(busy == 0);
+}
+
+/* ---- sock_diag and /proc/net/tcp against the running kernel ---- */
+
+static int live_count(struct diag *d, bool use_diag, unsigned short port)
+{
+	char *text;
+	int a, b = 0;
+
+	if (use_diag)
+		return diag_tcp_busy(d, &port, 1);
+	text = read_whole("/proc/net/tcp");
+	if (!text)
+		return -1;
+	a = procnet_tcp_busy(text, &port, 1);
+	free(text);
+	text = read_whole("/proc/net/tcp6");
+	if (text) {
+		b = procnet_tcp_busy(text, &port, 1);
+		free(text);
+	}
+	return a < 0 || b < 0 ? -1 : a + b;
+}
+
+static void test_live_tcp(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+	unsigned short port;
+	struct diag d = { -1 };
+	bool have_diag;
+	int l, c, a, pass, i;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(l, 4) || getsockname(l, (struct sockaddr *)&sa, &len)) {
+		t_skip = "no loopback TCP";
+		if (l >= 0)
+			close(l);
+		return;
+	}
+	port = ntohs(sa.sin_port);
+	have_diag = !diag_open(&d) && diag_tcp_busy(&d, &port, 1) >= 0;
+
+	for (pass = have_diag ? 0 : 1; pass < 2; pass++) {
+		bool use_diag = pass == 0;
+
+		/* only LISTEN so far */
+		CHECK(live_count(&d, use_diag, port) == 0);
+		c = socket(AF_INET, SOCK_STREAM, 0);
+		CHECK(!connect(c, (struct sockaddr *)&sa, sizeof(sa)));
+		a = accept(l, NULL, NULL);
+		CHECK(a >= 0);
+		/* the accepted socket, not the client (local port differs) */
+		CHECK(live_count(&d, use_diag, port) == 1);
+		close(c);
+		close(a);	/* CLOSE_WAIT -> LAST_ACK -> gone */
+		for (i = 0; i < 100 && live_count(&d, use_diag, port); i++)
+			usleep(10000);
+		CHECK(live_count(&d, use_diag, port) == 0);
+	}
+	diag_close(&d);
+	close(l);
+	if (!have_diag)
+		t_skip = "sock_diag unavailable, /proc/net/tcp only";
+}
+
+/* ---- the napd binary against the fake tree ---- */
+
+#define NAPD_TIMEOUT_MS		5000
+
+/*
+ * Run napd with @argv, stdout and stderr to @out, and SIGTERM it after
+ * @term_after_ms if that is nonzero.  Returns the exit code, or -1 if it
+ * did not exit by itself in time.
+ */
+static int run_napd_tick(char *const argv[], const char *out,
+			 int term_after_ms, void (*tick)(void *), void *arg)
+{
+	int status, ms;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(napd_bin, argv);
+		_exit(127);
+	}
+	/*
+	 * Poll rather than block so that a napd that never naps (or never
+	 * exits) fails the test instead of hanging it.
+	 */
+	for (ms = 0; ; ms += 10) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+		if ((term_after_ms && ms == term_after_ms) ||
+		    ms == NAPD_TIMEOUT_MS) {
+			if (ms == NAPD_TIMEOUT_MS)
+				printf("# napd still running after %d ms\n", ms);
+			kill(pid, SIGTERM);
+		}
+		if (ms >= NAPD_TIMEOUT_MS + 2000) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return -1;
+		}
+		if (tick)
+			tick(arg);
+		usleep(10000);
+	}
+	if (!WIFEXITED(status) || (ms >= NAPD_TIMEOUT_MS && !term_after_ms))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static int run_napd(char *const argv[], const char *out, int term_after_ms)
+{
+	return run_napd_tick(argv, out, term_after_ms, NULL, NULL);
+}
+
+static bool out_has(const char *out, const char *what)
+{
+	char *text = read_whole(out);
+	bool found = text && strstr(text, what);
+
+	if (!found)
+		printf("# '%s' not in output:\n# %s\n", what,
+		       text ? text : "(none)");
+	free(text);
+	return found;
+}
+
+#define NAPD_ARGS(sys, proc)						\
+	(char *)napd_bin, "--port", "80", "--port", "11211",		\
+	"--wake-dev", "eth0", "--idle-ms", "5", "--keep-awake",		\
+	"ttyS0", "--sysfs-root", sys, "--proc-root", proc, "--stats"
+
+static void check_restored(const char *t)
+{
+	CHECK_STR(get("%s/sys/power/mem_sleep", t), "s2idle");
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "");
+	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "0");
+	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "0");
+}
+
+static void test_napd_exit_codes(void)
+{
+	char *bogus[] = { (char *)napd_bin, "--bogus", NULL };
+	char *help[] = { (char *)napd_bin, "--help", NULL };
+	char *noport[] = { (char *)napd_bin, "--wake-dev", "eth0", NULL };
+	char out[PATH_MAX];
+
+	path_fmt(out, sizeof(out), "%s/out-codes", tmp_root);
+	CHECK(run_napd(bogus, out, 0) == 2);
+	CHECK(out_has(out, "Usage:"));
+	CHECK(run_napd(noport, out, 0) == 2);
+	CHECK(run_napd(help, out, 0) == 0);
+}
+
+static void test_napd_naps(void)
+{
+	const char *t = new_tree("run");
+	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX];
+	char *argv[] = { NAPD_ARGS(sys, proc), "--log", "--max-naps", "2",
+			 NULL };
+
+	build_tree(t, true);
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+
+	CHECK(run_napd(argv, out, 0) == 0);
+	CHECK(out_has(out, "{\"naps\":2,\"aborted\":0,\"handshake_refused\":0,"
+		      "\"nap_ns\":2000000,\"wake_irqs\":{\"25\":2}}"));
+	CHECK(out_has(out, "duration_ns=1000000 wake_irq=25 "
+		      "wake_latency_ns=4000 aborted=0"));
+	CHECK(out_has(out, "napd: summary naps=2"));
+	/* the handshake wrote the count back, then "mem" */
+	CHECK_STR(get("%s/sys/power/wakeup_count", t), "7");
+	CHECK_STR(get("%s/sys/power/state", t), "mem");
+	check_restored(t);
+
+	/* without CONFIG_PM_SLEEP_DEBUG: pseudosleep/last_wake_irq */
+	path_fmt(out, sizeof(out), "%s/sys/power/pm_wakeup_irq", t);
+	unlink(out);
+	put("24\n", "%s/sys/power/pseudosleep/last_wake_irq", t);
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+	CHECK(run_napd(argv, out, 0) == 0);
+	CHECK(out_has(out, "\"wake_irqs\":{\"24\":2}}"));
+}
+
+static void test_napd_sigterm_busy(void)
+{
+	const char *t = new_tree("busy");
+	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX];
+	char *argv[] = { NAPD_ARGS(sys, proc), NULL };
+
+	build_tree(t, true);
+	put(tcp_busy, "%s/proc/net/tcp", t);
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+
+	/* an ESTABLISHED connection on :80 keeps it awake until SIGTERM */
+	CHECK(run_napd(argv, out, 300) == 0);
+	CHECK(out_has(out, "{\"naps\":0,"));
+	CHECK_STR(get("%s/sys/power/state", t), "freeze mem disk");
+	check_restored(t);
+}
+
+/*
+ * Count a packet in place: napd keeps rx_packets open and preads it, and
+ * a truncating rewrite could show it an empty file.  Same width, no
+ * truncation.
+ */
+static void bump_rx(void *path)
+{
+	static unsigned long rx = 200000;
+	char val[32];
+	int fd, len;
+
+	len = snprintf(val, sizeof(val), "%lu\n", rx++);
+	fd = open(path, O_WRONLY);
+	if (fd < 0 || pwrite(fd, val, len, 0) != len)
+		t_failed = true;
+	if (fd >= 0)
+		close(fd);
+}
+
+static void test_napd_rx_traffic(void)
+{
+	const char *t = new_tree("rx");
+	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], rx[PATH_MAX];
+	/* the later --idle-ms wins */
+	char *argv[] = { NAPD_ARGS(sys, proc), "--idle-ms", "100", NULL };
+
+	build_tree(t, true);
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+	path_fmt(rx, sizeof(rx), "%s/sys/class/net/eth0/statistics/rx_packets",
+		 t);
+
+	/* packets every 10 ms, no connection: never 100 ms of quiet */
+	CHECK(run_napd_tick(argv, out, 500, bump_rx, rx) == 0);
+	CHECK(out_has(out, "{\"naps\":0,"));
+	CHECK_STR(get("%s/sys/power/state", t), "freeze mem disk");
+	check_restored(t);
+}
+
+static void test_napd_dry_run(void)
+{
+	const char *t = new_tree("dryrun");
+	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX];
+	char *argv[] = { NAPD_ARGS(sys, proc), "--dry-run", "--max-naps",
+			 "1", NULL };
+
+	build_tree(t, true);
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+
+	CHECK(run_napd(argv, out, 0) == 0);
+	CHECK(out_has(out, "would nap"));
+	CHECK(out_has(out, "would write 'pseudo' to"));
+	CHECK(out_has(out, "would write '24-26' to"));
+	CHECK_STR(get("%s/sys/power/mem_sleep", t), "[s2idle] deep pseudo");
+	CHECK_STR(get("%s/sys/power/state", t), "freeze mem disk");
+	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "0");
+}
+
+static void test_napd_errors(void)
+{
+	const char *t = new_tree("errors");
+	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX];
+	char *argv[] = { NAPD_ARGS(sys, proc), "--max-naps", "1", NULL };
+
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+
+	/* no pseudo-sleep: exit 1 with a clear message, nothing touched */
+	build_tree(t, false);
+	CHECK(run_napd(argv, out, 0) == 1);
+	CHECK(out_has(out, "no pseudo-sleep"));
+	CHECK_STR(get("%s/sys/power/mem_sleep", t), "[s2idle] deep");
+
+	/* writing "mem" fails hard (EISDIR): exit 1, all restored */
+	t = new_tree("errors2");
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	build_tree(t, true);
+	path_fmt(out, sizeof(out), "%s/sys/power/state", t);
+	unlink(out);
+	mkdir_p("%s", out);
+	path_fmt(out, sizeof(out), "%s/out", t);
+	CHECK(run_napd(argv, out, 0) == 1);
+	CHECK(out_has(out, "cannot write 'mem'"));
+	check_restored(t);
+
+	/* setup fails half way (ttyS0's nosleep unreadable): undone */
+	t = new_tree("errors3");
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	build_tree(t, true);
+	path_fmt(out, sizeof(out), "%s/" NOSLEEP_TTY, t);
+	unlink(out);
+	mkdir_p("%s", out);
+	path_fmt(out, sizeof(out), "%s/out", t);
+	CHECK(run_napd(argv, out, 0) == 1);
+	CHECK(out_has(out, "cannot read"));
+	CHECK_STR(get("%s/sys/power/mem_sleep", t), "s2idle");
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "");
+	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "0");
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+	bool needs_bin;
+} tests[] = {
+	{ "opts_defaults", test_opts_defaults, false },
+	{ "opts_full", test_opts_full, false },
+	{ "opts_bad_rejected", test_opts_bad, false },
+	{ "proc_interrupts", test_interrupts, false },
+	{ "proc_net_tcp", test_proc_net_tcp, false },
+	{ "tcp_states", test_tcp_states, false },
+	{ "irqlist_format", test_irqlist, false },
+	{ "mem_sleep_parse", test_mem_sleep, false },
+	{ "stats_json", test_stats_json, false },
+	{ "irq_resolve", test_irq_resolve, false },
+	{ "setup_restore", test_setup_restore, false },
+	{ "setup_dry_run", test_setup_dry_run, false },
+	{ "setup_refusals", test_setup_refusals, false },
+	{ "setup_s2idle_upstream", test_setup_s2idle, false },
+	{ "diag_parse", test_diag_parse, false },
+	{ "live_tcp_count", test_live_tcp, false },
+	{ "napd_exit_codes", test_napd_exit_codes, true },
+	{ "napd_naps_and_restore", test_napd_naps, true },
+	{ "napd_sigterm_restore", test_napd_sigterm_busy, true },
+	{ "napd_rx_keeps_awake", test_napd_rx_traffic, true },
+	{ "napd_dry_run", test_napd_dry_run, true },
+	{ "napd_error_restore", test_napd_errors, true },
+};
+
+int main(int argc, char *argv[])
+{
+	unsigned int i, n = sizeof(tests) / sizeof(tests[0]);
+	int passed = 0, failed = 0, skipped = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	napd_bin = argc > 1 ? argv[1] : NULL;
+	path_fmt(tmp_root, sizeof(tmp_root), "%s/napd-test.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(tmp_root)) {
+		perror("mkdtemp");
+		return 1;
+	}
+
+	printf("TAP version 13\n1..%u\n", n);
+	for (i = 0; i < n; i++) {
+		t_failed = false;
+		t_skip = NULL;
+		if (tests[i].needs_bin && !napd_bin)
+			t_skip = "no napd binary given";
+		else
+			tests[i].fn();
+		if (t_failed) {
+			failed++;
+			printf("not ok %u - %s\n", i + 1, tests[i].name);
+		} else if (t_skip) {
+			skipped++;
+			printf("ok %u - %s # SKIP %s\n", i + 1, tests[i].name,
+			       t_skip);
+		} else {
+			passed++;
+			printf("ok %u - %s\n", i + 1, tests[i].name);
+		}
+	}
+	rm_rf(tmp_root);
+	if (skipped)
+		printf("# %d skipped\n", skipped);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pollist cpuidle driver seen from user space: it is the idle driver
+ * chosen at boot, its parameters take valid values and reject bad ones
+ * without changing, an idle machine halts instead of polling, and with
+ * virtio_net.pollist=1 a reply to our ping is found by polling the
+ * receive queue ("hits").  Boot with
+ *   cpuidle_pollist.enable=1 virtio_net.pollist=1
+ * the tests skip what the command line did not enable.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/ip.h>
+#include <netinet/ip_icmp.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+
+#define CPUIDLE		"/sys/devices/system/cpu/cpuidle/"
+#define PARAMS		"/sys/module/cpuidle_pollist/parameters/"
+#define DEBUGFS		"/sys/kernel/debug/pollist/"
+#define GATEWAY		"10.0.2.2"
+
+static int read_str(const char *path, char *buf, int len)
+{
+	int fd, n;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	if (n < 0)
+		return n;
+	buf[n] = '\0';
+	while (n > 0 && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	return n;
+}
+
+/* One write() of str; 0 or -errno. */
+static int write_str(const char *path, const char *str)
+{
+	size_t len = strlen(str);
+	int fd, ret = 0;
+
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, str, len) != (ssize_t)len)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static bool cmdline_has(const char *opt)
+{
+	char buf[4096], *tok, *save;
+
+	if (read_str("/proc/cmdline", buf, sizeof(buf)) < 0)
+		return false;
+	for (tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+		if (!strcmp(tok, opt))
+			return true;
+	return false;
+}
+
+static bool pollist_enabled(void)
+{
+	return cmdline_has("cpuidle_pollist.enable=1");
+}
+
+static bool virtio_enabled(void)
+{
+	return pollist_enabled() && cmdline_has("virtio_net.pollist=1");
+}
+
+/* Column sums of /sys/kernel/debug/pollist/stats. */
+struct totals {
+	unsigned long long polls, hits, poll_ns, fallbacks, resched, busy, halts;
+};
+
+static int read_totals(struct totals *t)
+{
+	unsigned long long v[8];
+	char line[256];
+	FILE *f;
+	int cpu, n = 0;
+
+	memset(t, 0, sizeof(*t));
+	f = fopen(DEBUGFS "stats", "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu,
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 9)
+			continue;
+		t->polls += v[0];
+		t->hits += v[1];
+		t->poll_ns += v[2];
+		t->fallbacks += v[3];
+		t->resched += v[4];
+		t->busy += v[5];
+		t->halts += v[6];
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+/* Hits of the virtio-net receive queues in the entries file; -1 if none. */
+static long long virtio_hits(int *nr_entries)
+{
+	char line[256], name[64];
+	unsigned long long hits;
+	long long sum = -1;
+	unsigned int sub;
+	FILE *f;
+
+	*nr_entries = 0;
+	f = fopen(DEBUGFS "entries", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%u %63s %llu", &sub, name, &hits) != 3)
+			continue;
+		if (!strstr(name, "-input."))
+			continue;
+		if (sum < 0)
+			sum = 0;
+		sum += hits;
+		(*nr_entries)++;
+	}
+	fclose(f);
+	return sum;
+}
+
+/* The IRQ named "...input.0" in /proc/interrupts, or -1. */
+static int rx_irq(void)
+{
+	char line[1024];
+	int irq = -1;
+	FILE *f;
+
+	f = fopen("/proc/interrupts", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *end;
+		long n = strtol(line, &end, 10);
+
+		if (end != line && *end == ':' && strstr(end, "-input.0")) {
+			irq = n;
+			break;
+		}
+	}
+	fclose(f);
+	return irq;
+}
+
+TEST(current_driver)
+{
+	char buf[64];
+
+	if (!pollist_enabled())
+		SKIP(return, "boot without cpuidle_pollist.enable=1");
+	ASSERT_LE(0, read_str(CPUIDLE "current_driver", buf, sizeof(buf)));
+	EXPECT_STREQ("pollist", buf);
+	if (read_str(CPUIDLE "current_governor_ro", buf, sizeof(buf)) >= 0 ||
+	    read_str(CPUIDLE "current_governor", buf, sizeof(buf)) >= 0)
+		EXPECT_STREQ("pollist", buf);
+	ASSERT_LE(0, read_str("/sys/devices/system/cpu/cpu0/cpuidle/state0/name",
+			      buf, sizeof(buf)));
+	EXPECT_STREQ("POLLIST", buf);
+	ASSERT_LE(0, read_str("/sys/devices/system/cpu/cpu0/cpuidle/state1/name",
+			      buf, sizeof(buf)));
+	EXPECT_STREQ("HLT", buf);
+	ASSERT_LE(0, read_str(PARAMS "enable", buf, sizeof(buf)));
+	EXPECT_STREQ("Y", buf);
+}
+
+TEST(enable_is_read_only)
+{
+	char buf[16];
+
+	if (access(PARAMS "enable", F_OK))
+		SKIP(return, "kernel without CONFIG_CPUIDLE_POLLIST");
+	EXPECT_NE(0, write_str(PARAMS "enable", "N\n"));
+	ASSERT_LE(0, read_str(PARAMS "enable", buf, sizeof(buf)));
+	EXPECT_STREQ(pollist_enabled() ? "Y" : "N", buf);
+}
+
+static const char * const tunables[] = {
+	"poll_limit_ns", "poll_grow_start_ns", "poll_grow", "poll_shrink",
+};
+#define NR_TUNABLES (sizeof(tunables) / sizeof(tunables[0]))
+
+FIXTURE(params) {
+	char saved[NR_TUNABLES][32];
+};
+
+FIXTURE_SETUP(params)
+{
+	char path[128];
+	unsigned int i;
+
+	if (access(PARAMS "poll_limit_ns", F_OK))
+		SKIP(return, "kernel without CONFIG_CPUIDLE_POLLIST");
+	for (i = 0; i < NR_TUNABLES; i++) {
+		snprintf(path, sizeof(path), PARAMS "%s", tunables[i]);
+		ASSERT_LT(0, read_str(path, self->saved[i], sizeof(self->saved[i])));
+	}
+}
+
+FIXTURE_TEARDOWN(params)
+{
+	char path[128], buf[40];
+	unsigned int i;
+
+	for (i = 0; i < NR_TUNABLES; i++) {
+		if (!self->saved[i][0])
+			continue;
+		snprintf(path, sizeof(path), PARAMS "%s", tunables[i]);
+		snprintf(buf, sizeof(buf), "%s\n", self->saved[i]);
+		write_str(path, buf);
+	}
+}
+
+TEST_F(params, accept_valid)
+{
+	static const struct { const char *name, *in, *out; } ok[] = {
+		{ "poll_limit_ns", "0\n", "0" },
+		{ "poll_limit_ns", "10000000\n", "10000000" },
+		{ "poll_limit_ns", "300000", "300000" },
+		{ "poll_grow_start_ns", "1000\n", "1000" },
+		{ "poll_grow_start_ns", "0x1000\n", "4096" },
+		{ "poll_grow_start_ns", "10000000\n", "10000000" },
+		{ "poll_grow", "1\n", "1" },
+		{ "poll_grow", "16\n", "16" },
+		{ "poll_shrink", "0\n", "0" },
+		{ "poll_shrink", "16\n", "16" },
+	};
+	char path[128], buf[32];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		snprintf(path, sizeof(path), PARAMS "%s", ok[i].name);
+		EXPECT_EQ(0, write_str(path, ok[i].in))
+			TH_LOG("%s <- %s", ok[i].name, ok[i].in);
+		ASSERT_LE(0, read_str(path, buf, sizeof(buf)));
+		EXPECT_STREQ(ok[i].out, buf);
+	}
+}
+
+TEST_F(params, reject_invalid)
+{
+	static const struct { const char *name, *in; int err; } bad[] = {
+		{ "poll_limit_ns", "10000001\n", ERANGE },
+		{ "poll_limit_ns", "4294967296\n", ERANGE },
+		{ "poll_limit_ns", "-1\n", EINVAL },
+		{ "poll_limit_ns", "abc\n", EINVAL },
+		{ "poll_limit_ns", "\n", EINVAL },
+		{ "poll_limit_ns", "1 2\n", EINVAL },
+		{ "poll_grow_start_ns", "999\n", ERANGE },
+		{ "poll_grow_start_ns", "0\n", ERANGE },
+		{ "poll_grow_start_ns", "20000000\n", ERANGE },
+		{ "poll_grow_start_ns", "1e6\n", EINVAL },
+		{ "poll_grow", "0\n", ERANGE },
+		{ "poll_grow", "17\n", ERANGE },
+		{ "poll_grow", "two\n", EINVAL },
+		{ "poll_shrink", "17\n", ERANGE },
+		{ "poll_shrink", "-2\n", EINVAL },
+		{ "poll_shrink", "2.5\n", EINVAL },
+	};
+	char path[128], before[32], after[32];
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(path, sizeof(path), PARAMS "%s", bad[i].name);
+		ASSERT_LT(0, read_str(path, before, sizeof(before)));
+		ret = write_str(path, bad[i].in);
+		EXPECT_EQ(-bad[i].err, ret)
+			TH_LOG("%s <- \"%.*s\": %s", bad[i].name,
+			       (int)strcspn(bad[i].in, "\n"), bad[i].in,
+			       ret ? strerror(-ret) : "accepted");
+		ASSERT_LT(0, read_str(path, after, sizeof(after)));
+		EXPECT_STREQ(before, after);
+	}
+}
+
+/* An idle machine must not burn its CPUs polling: the window ends. */
+TEST(idle_falls_back_to_halt)
+{
+	struct totals a, b;
+	struct timespec t0, t1;
+	double wall_ns, polled;
+	int ncpu;
+
+	if (!pollist_enabled())
+		SKIP(return, "boot without cpuidle_pollist.enable=1");
+	ncpu = read_totals(&a);
+	ASSERT_LT(0, ncpu);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	sleep(2);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ASSERT_LT(0, read_totals(&b));
+	wall_ns = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec);
+	polled = (double)(b.poll_ns - a.poll_ns);
+	TH_LOG("2 s idle: %llu polls, %.1f ms polled, %llu fallbacks, %llu halts",
+	       b.polls - a.polls, polled / 1e6, b.fallbacks - a.fallbacks,
+	       b.halts - a.halts);
+	EXPECT_LT(polled, wall_ns * ncpu / 4);
+	EXPECT_LT(0, b.halts - a.halts);
+}
+
+/* Raw ICMP echo to the QEMU user-net gateway. */
+static unsigned short csum(const void *data, int len)
+{
+	const unsigned short *p = data;
+	unsigned int sum = 0;
+
+	for (; len > 1; len -= 2)
+		sum += *p++;
+	if (len)
+		sum += *(const unsigned char *)p;
+	sum = (sum >> 16) + (sum & 0xffff);
+	sum += sum >> 16;
+	return ~sum;
+}
+
+static int ping_once(int fd, const struct sockaddr_in *to, int seq, int timeout_ms)
+{
+	struct icmphdr req = { .type = ICMP_ECHO };
+	char buf[1500];
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	req.un.echo.id = htons(getpid() & 0xffff);
+	req.un.echo.sequence = htons(seq);
+	req.checksum = csum(&req, sizeof(req));
+	if (sendto(fd, &req, sizeof(req), 0, (const struct sockaddr *)to,
+		   sizeof(*to)) != sizeof(req))
+		return -errno;
+	while (poll(&pfd, 1, timeout_ms) == 1) {
+		struct iphdr *ip = (struct iphdr *)buf;
+		struct icmphdr *rep;
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+
+		if (n < (ssize_t)sizeof(*ip))
+			continue;
+		rep = (struct icmphdr *)(buf + ip->ihl * 4);
+		if (rep->type == ICMP_ECHOREPLY &&
+		    rep->un.echo.id == req.un.echo.id &&
+		    rep->un.echo.sequence == req.un.echo.sequence)
+			return 0;
+	}
+	return -ETIMEDOUT;
+}
+
+static int ping_gateway(int count, int interval_ms)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET };
+	int fd, i, replies = 0;
+
+	inet_pton(AF_INET, GATEWAY, &to.sin_addr);
+	fd = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+	if (fd < 0)
+		return -errno;
+	for (i = 0; i < count; i++) {
+		if (!ping_once(fd, &to, i + 1, 1000))
+			replies++;
+		usleep(interval_ms * 1000);
+	}
+	close(fd);
+	return replies;
+}
+
+FIXTURE(virtio) {
+	char saved[NR_TUNABLES][32];
+	char irq_affinity[64];
+	int irq;
+};
+
+FIXTURE_SETUP(virtio)
+{
+	/* A fixed 2 ms window: grow and shrink by 1 keep it. */
+	static const char * const fixed[NR_TUNABLES] = {
+		"2000000\n", "2000000\n", "1\n", "1\n",
+	};
+	char path[128];
+	unsigned int i;
+	cpu_set_t set;
+
+	self->irq = -1;
+	if (!virtio_enabled())
+		SKIP(return, "boot without cpuidle_pollist.enable=1 virtio_net.pollist=1");
+	for (i = 0; i < NR_TUNABLES; i++) {
+		snprintf(path, sizeof(path), PARAMS "%s", tunables[i]);
+		ASSERT_LT(0, read_str(path, self->saved[i], sizeof(self->saved[i])));
+	}
+	for (i = 0; i < NR_TUNABLES; i++) {
+		snprintf(path, sizeof(path), PARAMS "%s", tunables[i]);
+		ASSERT_EQ(0, write_str(path, fixed[i]));
+	}
+
+	/*
+	 * The receive interrupt on CPU 0, ourselves on CPU 1: the CPU that
+	 * idles after our request polls, while the interrupt has to wake
+	 * another, halted, CPU.
+	 */
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return;
+	self->irq = rx_irq();
+	if (self->irq >= 0) {
+		snprintf(path, sizeof(path), "/proc/irq/%d/smp_affinity_list", self->irq);
+		if (read_str(path, self->irq_affinity, sizeof(self->irq_affinity)) <= 0 ||
+		    write_str(path, "0\n"))
+			self->irq = -1;
+	}
+	CPU_ZERO(&set);
+	CPU_SET(1, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+FIXTURE_TEARDOWN(virtio)
+{
+	char path[128], buf[80];
+	unsigned int i;
+
+	for (i = 0; i < NR_TUNABLES; i++) {
+		if (!self->saved[i][0])
+			continue;
+		snprintf(path, sizeof(path), PARAMS "%s", tunables[i]);
+		snprintf(buf, sizeof(buf), "%s\n", self->saved[i]);
+		write_str(path, buf);
+	}
+	if (self->irq >= 0) {
+		snprintf(path, sizeof(path), "/proc/irq/%d/smp_affinity_list", self->irq);
+		snprintf(buf, sizeof(buf), "%s\n", self->irq_affinity);
+		write_str(path, buf);
+	}
+}
+
+TEST_F(virtio, rx_queues_registered)
+{
+	int entries;
+
+	EXPECT_LE(0, virtio_hits(&entries));
+	EXPECT_LT(0, entries) TH_LOG("no virtio *-input.* entry in " DEBUGFS "entries");
+}
+
+TEST_F(virtio, ping_reply_found_by_polling)
+{
+	long long hits0, hits1;
+	struct totals a, b;
+	char spurious[128] = "", path[64];
+	int entries, replies;
+
+	hits0 = virtio_hits(&entries);
+	ASSERT_LE(0, hits0);
+	ASSERT_LT(0, read_totals(&a));
+	replies = ping_gateway(100, 10);
+	ASSERT_LT(0, read_totals(&b));
+	hits1 = virtio_hits(&entries);
+	if (self->irq >= 0) {
+		snprintf(path, sizeof(path), "/proc/irq/%d/spurious", self->irq);
+		read_str(path, spurious, sizeof(spurious));
+		for (char *c = spurious; *c; c++)
+			if (*c == '\n')
+				*c = ' ';
+	}
+	TH_LOG("%d/100 replies; rx queue hits %lld; all CPUs: %llu polls, %llu hits, %.1f ms polled, %llu fallbacks, %llu resched; rx irq %s",
+	       replies, hits1 - hits0, b.polls - a.polls, b.hits - a.hits,
+	       (b.poll_ns - a.poll_ns) / 1e6, b.fallbacks - a.fallbacks,
+	       b.resched - a.resched, spurious);
+	ASSERT_LT(90, replies) TH_LOG("no ICMP echo replies from " GATEWAY);
+	EXPECT_LT(0, hits1 - hits0);
+	EXPECT_LE(hits1 - hits0, (long long)(b.hits - a.hits));
+	EXPECT_LT(0, b.polls - a.polls);
+}
+
+/* Sub-lists of an offline CPU are still polled: nothing moves or breaks. */
+TEST_F(virtio, cpu_offline)
+{
+	const char *online = "/sys/devices/system/cpu/cpu1/online";
+	char buf[64];
+	int before, after, replies;
+
+	if (access(online, W_OK))
+		SKIP(return, "CPU 1 cannot go offline");
+	virtio_hits(&before);
+	ASSERT_EQ(0, write_str(online, "0\n"));
+	replies = ping_gateway(20, 10);
+	virtio_hits(&after);
+	EXPECT_EQ(0, write_str(online, "1\n"));
+	EXPECT_LT(15, replies);
+	EXPECT_EQ(before, after);
+	ASSERT_LE(0, read_str("/sys/devices/system/cpu/cpu1/cpuidle/state0/name",
+			      buf, sizeof(buf)));
+	EXPECT_STREQ("POLLIST", buf);
+	ASSERT_LE(0, read_str(CPUIDLE "current_driver", buf, sizeof(buf)));
+	EXPECT_STREQ("pollist", buf);
+}
+
+TEST_HARNESS_MAIN

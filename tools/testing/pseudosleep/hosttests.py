@@ -199,3 +199,88 @@ HOST_TESTS = [
     ("pseudo: unarmed NIC IRQ is served without ending the nap",
      t_pseudo_unarmed_nic),
 ]
+
+
+def t_napd_requests():
+    """napd naps the guest between 200 requests sent at random gaps of
+    1-300 ms: every request is answered, napd napped, and SIGTERM puts
+    back wake_irq, nosleep and mem_sleep."""
+    import json
+    import random
+    port = pslib.free_port()
+    g = pslib.Guest("/usr/share/pseudosleep/napd-run.sh --idle-ms 50 "
+                    "--log --stats", fwd=["%d:80" % port], timeout=900)
+    answered, lost, times = 0, 0, []
+    try:
+        if not g.wait_line("^NAPD-STARTED", 120):
+            raise RuntimeError("napd did not start")
+        time.sleep(0.5)
+        rnd = random.Random(20261121)
+        for _ in range(200):
+            time.sleep(rnd.uniform(0.001, 0.300))
+            body, took = pslib.http_get(port, timeout=10)
+            if body and b"pseudosleep guest" in body:
+                answered += 1
+                times.append(took)
+            else:
+                lost += 1
+        g.signal("stop")
+        # napd may be napping: keep the NIC busy until it has exited.
+        end = time.monotonic() + 60
+        done = None
+        while time.monotonic() < end and not done:
+            pslib.http_get(port, timeout=2)
+            done = g.wait_line(r"^NAPD-EXIT (\d+)", 0.3)
+        restored = g.wait_line(r"^RESTORED (\w+)", 30)
+    finally:
+        rc = g.finish()
+        console = g.console()
+        out = list(g.output)
+        g.cleanup()
+    stats = None
+    for line in out:
+        if line.startswith('{"naps"'):
+            try:
+                stats = json.loads(line)
+            except ValueError:
+                pass
+    naps = stats.get("naps", 0) if stats else 0
+    times.sort()
+    med = times[len(times) // 2] * 1e3 if times else 0
+    detail = "%d/200 answered, %d lost, %d naps, median %.1f ms" % (
+        answered, lost, naps, med)
+    if lost or answered != 200:
+        return "failed", detail, console
+    if not done or done.group(1) != "0":
+        return "failed", detail + "; napd exit %s" % (
+            done.group(1) if done else "missing"), console
+    if not naps:
+        return "failed", detail + "; napd never napped", console
+    if not restored or restored.group(1) != "yes":
+        return "failed", detail + "; settings not restored", console
+    return "passed", detail + "; settings restored", console
+
+
+def napd_unit_tests():
+    """napd's host-side unit tests (make -C tools/power/napd check), one
+    result per KTAP line."""
+    top = os.path.abspath(os.path.join(pslib.HERE, "..", "..", ".."))
+    p = subprocess.run(["make", "-s", "-C",
+                        os.path.join(top, "tools/power/napd"), "check"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = p.stdout.decode(errors="replace").splitlines()
+    res = []
+    for line in out:
+        m = re.match(r"^(ok|not ok) \d+ (?:- )?(.*)$", line)
+        if m:
+            res.append(("napd unit: " + m.group(2).strip(),
+                        "passed" if m.group(1) == "ok" else "failed"))
+    if not res:
+        res.append(("napd unit: tests ran", "failed"))
+    elif p.returncode:
+        res.append(("napd unit: make check exit status", "failed"))
+    return res
+
+
+HOST_TESTS.append(("napd: 200 requests at random gaps, none lost, "
+                   "settings restored", t_napd_requests))

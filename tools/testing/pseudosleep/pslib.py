@@ -74,7 +74,7 @@ class Guest:
 
     def _read(self):
         for raw in self.proc.stdout:
-            line = raw.decode(errors="replace").rstrip("\n")
+            line = raw.decode(errors="replace").rstrip("\r\n")
             self.output.append(line)
             self.lines.put(line)
         self.lines.put(None)

@@ -1,0 +1,29 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# napd-run.sh [NAPD ARGS...]: serve HTTP, run napd until the host creates
+# /mnt/add/stop, then SIGTERM it and check that it put back every setting
+# it changed.  Prints NAPD-STARTED, NAPD-EXIT n, napd's output and
+# RESTORED yes|no.
+httpd -p 80 -h /www
+nic=/sys/class/net/eth0/device/power/nosleep
+snap() {
+	echo "mem_sleep=$(cat /sys/power/mem_sleep) wake_irq=$(cat /sys/power/wake_irq) nosleep=$(cat $nic)"
+}
+before=$(snap)
+echo "BEFORE $before"
+# With NAPD_WAIT_GO set, serve awake until the host creates /mnt/add/go.
+if [ -n "$NAPD_WAIT_GO" ]; then
+	echo AWAKE-READY
+	while [ ! -e /mnt/add/go ]; do sleep 0.05; done
+fi
+napd --port 80 --wake-dev eth0 "$@" > /tmp/napd.out 2>&1 &
+pid=$!
+echo NAPD-STARTED
+while [ ! -e /mnt/add/stop ]; do sleep 0.05; done
+kill -TERM $pid
+wait $pid
+echo "NAPD-EXIT $?"
+cat /tmp/napd.out
+after=$(snap)
+echo "AFTER $after"
+if [ "$before" = "$after" ]; then echo "RESTORED yes"; else echo "RESTORED no"; fi

@@ -13,8 +13,10 @@ KOBJ       := $(BUILD_DIR)/obj
 BZIMAGE    := $(KOBJ)/arch/x86/boot/bzImage
 INITRAMFS  := $(BUILD_DIR)/initramfs.cpio.gz
 JOBS       ?= $(shell nproc)
-CONFIGS    ?= configs/qemu-guest.config configs/pseudosleep.config configs/debug.config $(EXTRA_CONFIGS)
+CONFIGS    ?= configs/qemu-guest.config configs/pseudosleep.config configs/pollist.config \
+              configs/debug.config $(EXTRA_CONFIGS)
 T          := $(TOP)/tools/testing/pseudosleep
+SELFTESTS  := pseudosleep pollist
 STAMPS     := $(BUILD_DIR)/.stamps
 
 # The trees of new files that are copied over the kernel source.
@@ -29,7 +31,7 @@ DEPS := linux-source-6.12 qemu-system-x86 busybox-static flex bison bc cpio \
 export BUILD_DIR KDIR KOBJ BZIMAGE INITRAMFS
 
 .PHONY: all help deps kernel source config initramfs selftests test demo \
-	patches checkpatch bench clean distclean napd
+	patches checkpatch w1 bench clean distclean napd overlay
 
 all: kernel
 
@@ -44,6 +46,7 @@ help:
 	@echo "  make bench       benchmarks (QUICK=1 for the short CI subset)"
 	@echo "  make patches     regenerate patches/ from the commits in $(KDIR)"
 	@echo "  make checkpatch  scripts/checkpatch.pl --strict on our C files and patches"
+	@echo "  make w1          build our C files with W=1"
 	@echo "  make clean       remove $(BUILD_DIR)"
 	@echo
 	@echo "  BUILD_DIR=dir    build directory (default: build/)"
@@ -75,8 +78,8 @@ $(STAMPS)/source:
 	fi
 	@echo "  GIT     pristine baseline"
 	@cd $(KDIR) && git init -q -b upstream && \
-		git config user.name "pseudosleep build" && \
-		git config user.email "build@pseudosleep.invalid" && \
+		git config user.name "pseudosleep developers" && \
+		git config user.email "kernel@pseudosleep.invalid" && \
 		git config core.autocrlf false && \
 		git add -A -f && git commit -q -m "pristine $$(make -s kernelversion)" && \
 		git tag pristine
@@ -96,7 +99,15 @@ source: $(STAMPS)/patched
 overlay: $(STAMPS)/patched
 	@$(T)/overlay $(TOP) $(KDIR) $(OVERLAY)
 
-$(KOBJ)/.config: $(STAMPS)/patched $(CONFIGS)
+# The list of fragments is a prerequisite too: rewrite the stamp only when
+# it changes, so adding a fragment reconfigures and nothing else does.
+CONFIGS_STAMP := $(STAMPS)/configs
+ifneq ($(filter-out help deps clean distclean,$(or $(MAKECMDGOALS),all)),)
+$(shell mkdir -p $(STAMPS); echo "$(CONFIGS)" | cmp -s - $(CONFIGS_STAMP) || \
+	echo "$(CONFIGS)" > $(CONFIGS_STAMP))
+endif
+
+$(KOBJ)/.config: $(STAMPS)/patched $(CONFIGS) $(CONFIGS_STAMP)
 	@mkdir -p $(KOBJ)
 	@echo "  CONFIG  allnoconfig + $(notdir $(CONFIGS))"
 	@$(MAKE) -s overlay
@@ -122,11 +133,21 @@ $(BZIMAGE):
 	@$(MAKE) -s kernel
 
 # --- regenerate the hook patches from the commits on top of `pristine` -----
-patches: $(STAMPS)/patched
+# Never re-applies the series first: that would drop unexported commits.
+patches: $(STAMPS)/source
 	@$(T)/export-series $(KDIR) $(TOP)/patches
+	@touch $(STAMPS)/patched
 
 checkpatch: $(STAMPS)/patched
 	@$(T)/run-checkpatch $(TOP) $(KDIR)
+
+# W=1 for our own C files only (a tree-wide W=1 rebuilds everything and
+# reports upstream's warnings); the next plain make rebuilds these objects.
+OUR_OBJS = $(patsubst %.c,%.o,$(shell git -C $(TOP) ls-files -- kernel drivers arch | grep '\.c$$'))
+w1: $(KOBJ)/.config
+	@$(MAKE) -s overlay
+	@$(MAKE) -C $(KDIR) O=$(KOBJ) W=1 $(OUR_OBJS) 2>&1 | tee $(BUILD_DIR)/w1.log | \
+		grep -E 'warning|error' && exit 1 || echo "  W=1     clean: $(OUR_OBJS)"
 
 # --- guest userspace --------------------------------------------------------
 napd:
@@ -135,8 +156,10 @@ napd:
 selftests: $(STAMPS)/patched
 	@$(MAKE) -s overlay
 	@mkdir -p $(BUILD_DIR)/selftests
-	@$(MAKE) -s -C $(KDIR)/tools/testing/selftests/pseudosleep \
-		OUTPUT=$(BUILD_DIR)/selftests
+	@for t in $(SELFTESTS); do \
+		$(MAKE) -s -C $(KDIR)/tools/testing/selftests/$$t \
+			OUTPUT=$(BUILD_DIR)/selftests || exit 1; \
+	done
 
 initramfs: selftests napd
 	@$(T)/mkinitramfs $(INITRAMFS)

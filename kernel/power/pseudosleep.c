@@ -44,6 +44,11 @@ static DEFINE_PER_CPU(unsigned int, cpu_nap_gen);
 static atomic_t cpus_halted;
 static atomic_long_t nap_wakeups;
 
+static bool pseudosleep_phase_is_not(enum pseudosleep_phase phase)
+{
+	return READ_ONCE(pseudosleep_phase) != phase;
+}
+
 static u64 now(void)
 {
 	return ktime_get_mono_fast_ns();
@@ -146,7 +151,7 @@ static int pseudosleep_halt(void)
 	cpus_read_lock();
 	pseudosleep_times.kicked = now();
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_NAPPING);
-	smp_mb();
+	smp_mb();	/* pairs with atomic_xchg() in pseudosleep_wake() */
 	if (pseudosleep_woken() || pm_wakeup_pending()) {
 		cmpxchg(&pseudosleep_phase, PSEUDOSLEEP_NAPPING,
 			PSEUDOSLEEP_RESUMING);
@@ -155,7 +160,7 @@ static int pseudosleep_halt(void)
 		/* IPI every idle CPU so it leaves its HLT for the nap loop. */
 		wake_up_all_idle_cpus();
 		swait_event_idle_exclusive(pseudosleep_wait,
-			READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_NAPPING);
+					   pseudosleep_phase_is_not(PSEUDOSLEEP_NAPPING));
 	}
 	pseudosleep_times.woken = now();
 	cpus_read_unlock();

@@ -94,7 +94,7 @@ int pseudosleep_copy_armed(unsigned long *bits, unsigned int nbits)
 	bitmap_zero(bits, nbits);
 	mutex_lock(&pseudosleep_armed_lock);
 	armed = rcu_dereference_protected(pseudosleep_armed,
-				lockdep_is_held(&pseudosleep_armed_lock));
+					  lockdep_is_held(&pseudosleep_armed_lock));
 	if (armed) {
 		bitmap_copy(bits, armed->bits, min(nbits, armed->nbits));
 		n = bitmap_weight(bits, nbits);

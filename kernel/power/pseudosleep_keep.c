@@ -90,9 +90,8 @@ static ssize_t nosleep_store(struct device *dev, struct device_attribute *attr,
 
 DEVICE_ATTR_RW(nosleep);
 
-/* Call @fn on each IRQ of @dev; stop and return true when @fn does. */
-static bool for_each_dev_irq(struct device *dev,
-			     bool (*fn)(unsigned int irq, void *data), void *data)
+/* Call @fn on each IRQ of @dev; true as soon as @fn returns true. */
+static bool dev_any_irq(struct device *dev, bool (*fn)(unsigned int irq))
 {
 	struct resource *res;
 	bool stop = false;
@@ -105,14 +104,14 @@ static bool for_each_dev_irq(struct device *dev,
 		msi_lock_descs(dev);
 		msi_for_each_desc(desc, dev, MSI_DESC_ASSOCIATED)
 			for (i = 0; i < desc->nvec_used && !stop; i++)
-				stop = fn(desc->irq + i, data);
+				stop = fn(desc->irq + i);
 		msi_unlock_descs(dev);
 		if (stop)
 			return true;
 	}
 #endif
 	if (dev_is_pci(dev) && to_pci_dev(dev)->irq &&
-	    fn(to_pci_dev(dev)->irq, data))
+	    fn(to_pci_dev(dev)->irq))
 		return true;
 	if (dev_is_platform(dev)) {
 		struct platform_device *pdev = to_platform_device(dev);
@@ -120,7 +119,7 @@ static bool for_each_dev_irq(struct device *dev,
 		for (i = 0; i < pdev->num_resources; i++) {
 			res = &pdev->resource[i];
 			if (resource_type(res) == IORESOURCE_IRQ &&
-			    fn(res->start, data))
+			    fn(res->start))
 				return true;
 		}
 	}
@@ -130,19 +129,19 @@ static bool for_each_dev_irq(struct device *dev,
 		for (i = 0; (res = pnp_get_resource(to_pnp_dev(dev),
 						    IORESOURCE_IRQ, i)); i++)
 			if (!(res->flags & IORESOURCE_DISABLED) &&
-			    fn(res->start, data))
+			    fn(res->start))
 				return true;
 	}
 #endif
 	return false;
 }
 
-static bool irq_is_armed(unsigned int irq, void *data)
+static bool irq_is_armed(unsigned int irq)
 {
 	return pseudosleep_irq_armed(irq);
 }
 
-static bool irq_keep(unsigned int irq, void *data)
+static bool irq_keep(unsigned int irq)
 {
 	if (irq < keep_nbits)
 		set_bit(irq, keep_irqs);
@@ -163,7 +162,7 @@ static void mark_subtree(struct device *dev, void *data)
 
 	if (dev->power.nosleep ||
 	    (parent && parent->power.pseudosleep_kept) ||
-	    for_each_dev_irq(dev, irq_is_armed, NULL))
+	    dev_any_irq(dev, irq_is_armed))
 		set_kept(dev, true);
 }
 
@@ -189,7 +188,7 @@ static void mark_syscore(struct device *dev, void *data)
 {
 	if (!dev->power.pseudosleep_kept)
 		return;
-	for_each_dev_irq(dev, irq_keep, NULL);
+	dev_any_irq(dev, irq_keep);
 	spin_lock_irq(&dev->power.lock);
 	if (dev->power.syscore)
 		dev->power.pseudosleep_kept = false;

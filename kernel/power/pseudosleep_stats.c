@@ -10,6 +10,7 @@
 #include <linux/init.h>
 #include <linux/kobject.h>
 #include <linux/spinlock.h>
+#include <linux/stddef.h>
 #include <linux/sysfs.h>
 
 #include "pseudosleep.h"
@@ -70,58 +71,59 @@ void pseudosleep_stats_abort(void)
 	spin_unlock(&stats_lock);
 }
 
-#define PSEUDOSLEEP_STAT(name)						\
-static ssize_t name##_show(struct kobject *kobj,			\
-			   struct kobj_attribute *attr, char *buf)	\
-{									\
-	u64 val;							\
-									\
-	spin_lock(&stats_lock);						\
-	val = stats.name;						\
-	spin_unlock(&stats_lock);					\
-	return sysfs_emit(buf, "%llu\n", val);				\
-}									\
-static struct kobj_attribute name##_attr = __ATTR_RO(name)
-
-PSEUDOSLEEP_STAT(naps);
-PSEUDOSLEEP_STAT(aborted_naps);
-PSEUDOSLEEP_STAT(last_wake_irq);
-PSEUDOSLEEP_STAT(spurious_wakeups);
-PSEUDOSLEEP_STAT(total_nap_ns);
-PSEUDOSLEEP_STAT(last_nap_ns);
-PSEUDOSLEEP_STAT(wake_latency_ns);
-PSEUDOSLEEP_STAT(entry_sync_ns);
-PSEUDOSLEEP_STAT(entry_freeze_ns);
-PSEUDOSLEEP_STAT(entry_suspend_devices_ns);
-PSEUDOSLEEP_STAT(entry_cpu_halt_ns);
-PSEUDOSLEEP_STAT(exit_cpu_wake_ns);
-PSEUDOSLEEP_STAT(exit_resume_devices_ns);
-PSEUDOSLEEP_STAT(exit_thaw_ns);
-
-static struct attribute *pseudosleep_stats_attrs[] = {
-	&naps_attr.attr,
-	&aborted_naps_attr.attr,
-	&last_wake_irq_attr.attr,
-	&spurious_wakeups_attr.attr,
-	&total_nap_ns_attr.attr,
-	&last_nap_ns_attr.attr,
-	&wake_latency_ns_attr.attr,
-	&entry_sync_ns_attr.attr,
-	&entry_freeze_ns_attr.attr,
-	&entry_suspend_devices_ns_attr.attr,
-	&entry_cpu_halt_ns_attr.attr,
-	&exit_cpu_wake_ns_attr.attr,
-	&exit_resume_devices_ns_attr.attr,
-	&exit_thaw_ns_attr.attr,
-	NULL,
+/* One read-only file per field: its name and where the value is. */
+struct stat_file {
+	struct kobj_attribute attr;
+	size_t offset;
 };
 
-static const struct attribute_group pseudosleep_stats_group = {
+#define STAT_FILE(field) {						\
+	.attr = { .attr = { .name = #field, .mode = 0444 },		\
+		  .show = stat_show },					\
+	.offset = offsetof(struct pseudosleep_stats, field),		\
+}
+
+static ssize_t stat_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf)
+{
+	struct stat_file *f = container_of(attr, struct stat_file, attr);
+	u64 val;
+
+	spin_lock(&stats_lock);
+	val = *(u64 *)((char *)&stats + f->offset);
+	spin_unlock(&stats_lock);
+	return sysfs_emit(buf, "%llu\n", val);
+}
+
+static struct stat_file stat_files[] = {
+	STAT_FILE(naps),
+	STAT_FILE(aborted_naps),
+	STAT_FILE(last_wake_irq),
+	STAT_FILE(spurious_wakeups),
+	STAT_FILE(total_nap_ns),
+	STAT_FILE(last_nap_ns),
+	STAT_FILE(wake_latency_ns),
+	STAT_FILE(entry_sync_ns),
+	STAT_FILE(entry_freeze_ns),
+	STAT_FILE(entry_suspend_devices_ns),
+	STAT_FILE(entry_cpu_halt_ns),
+	STAT_FILE(exit_cpu_wake_ns),
+	STAT_FILE(exit_resume_devices_ns),
+	STAT_FILE(exit_thaw_ns),
+};
+
+static struct attribute *stat_attrs[ARRAY_SIZE(stat_files) + 1];
+
+static const struct attribute_group stat_group = {
 	.name = "pseudosleep",
-	.attrs = pseudosleep_stats_attrs,
+	.attrs = stat_attrs,
 };
 
 int __init pseudosleep_stats_init(void)
 {
-	return sysfs_create_group(power_kobj, &pseudosleep_stats_group);
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(stat_files); i++)
+		stat_attrs[i] = &stat_files[i].attr.attr;
+	return sysfs_create_group(power_kobj, &stat_group);
 }

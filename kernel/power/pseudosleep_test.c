@@ -167,6 +167,7 @@ static struct kunit_suite pseudosleep_test_suite = {
 	.name = "pseudosleep",
 	.test_cases = pseudosleep_test_cases,
 };
+
 kunit_test_suite(pseudosleep_test_suite);
 
 MODULE_DESCRIPTION("KUnit tests for pseudo-sleep");

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * pollist: a cpuidle driver whose polling state walks a list of poll
+ * requests registered by device drivers.  See Documentation/pollist.rst.
+ */
+#ifndef _LINUX_CPUIDLE_POLLIST_H
+#define _LINUX_CPUIDLE_POLLIST_H
+
+#include <linux/errno.h>
+#include <linux/list.h>
+#include <linux/types.h>
+
+#define POLLIST_NAME_LEN	32
+
+struct pollist_sub;
+
+/**
+ * struct pollist_entry - a poll request on the polling list
+ * @poll: cheap, read-only check "is there work?".  Called from the idle
+ *	loop of the polling CPU with interrupts and bottom halves enabled,
+ *	preemption disabled and inside an SRCU read-side critical section;
+ *	must not sleep, must not change state and must be safe to call at
+ *	any time between pollist_register() and the return of
+ *	pollist_unregister(), also concurrently with the device's own
+ *	interrupt handler running on another CPU.
+ * @complete: run on the polling CPU when @poll returned true, with bottom
+ *	halves disabled, so that a softirq it raises (napi_schedule()) runs
+ *	as soon as it returns.  Same context rules as @poll, but it may
+ *	change state; it may race with the device interrupt doing the same.
+ * @name: shown in /sys/kernel/debug/pollist/entries; set by the caller.
+ *
+ * The caller zeroes the entry and sets @poll, @complete and @name; the
+ * rest belongs to the pollist core: the link in the sub-list, the
+ * sub-list (NULL when not registered) and the count of hits, written by
+ * the poller only.
+ */
+struct pollist_entry {
+	bool (*poll)(struct pollist_entry *entry);
+	void (*complete)(struct pollist_entry *entry);
+	char name[POLLIST_NAME_LEN];
+	/* private: owned by the pollist core */
+	struct list_head node;
+	struct pollist_sub *sub;
+	unsigned long hits;
+};
+
+#ifdef CONFIG_CPUIDLE_POLLIST
+
+int pollist_register(struct pollist_entry *entry);
+void pollist_unregister(struct pollist_entry *entry);
+bool pollist_active(void);
+
+#else /* !CONFIG_CPUIDLE_POLLIST */
+
+static inline int pollist_register(struct pollist_entry *entry)
+{
+	return -ENODEV;
+}
+
+static inline void pollist_unregister(struct pollist_entry *entry)
+{
+}
+
+static inline bool pollist_active(void)
+{
+	return false;
+}
+
+#endif /* CONFIG_CPUIDLE_POLLIST */
+
+#endif /* _LINUX_CPUIDLE_POLLIST_H */

@@ -1,0 +1,392 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Shared pieces of the benchmarks: a guest booted with vm-run (through
+pslib.Guest) with forwarded ports, the host CPU time of its QEMU process,
+statistics and CSV output."""
+
+import csv
+import json
+import math
+import os
+import platform
+import queue
+import random
+import re
+import socket
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOP = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+import pslib  # noqa: E402
+
+# Every benchmark guest boots with these.  tsc=reliable: under TCG the
+# clocksource watchdog marks the TSC unstable and Linux falls back to
+# acpi_pm, whose clock stands still after an S3 resume in QEMU (timers
+# never fire again, so napd and `sleep` hang after the first deep sleep).
+# Keeping the TSC for every mode keeps the modes comparable.
+BASE_APPEND = "tsc=reliable"
+
+# The polling idle driver's boot parameter (drivers/cpuidle/
+# cpuidle-pollist.c: module_param_named(enable, ...)).
+POLLIST_APPEND = "cpuidle_pollist.enable=1"
+POLLIST_DRIVER = "pollist"
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+# Shell functions every guest script can use.  irqsum sums every per-CPU
+# count of /proc/interrupts (device IRQs and LOC, RES, CAL, ...).
+GUEST_LIB = r"""
+irqsum() { awk 'NR==1{n=NF;next}{for(i=2;i<=n+1;i++)if($i~/^[0-9]+$/)s+=$i}END{printf "%d\n", s}' /proc/interrupts; }
+up() { cut -d' ' -f1 /proc/uptime; }
+nic_input_irqs() { grep -E 'input\.[0-9]+$' /proc/interrupts | cut -d: -f1 | tr -d ' ' | tr '\n' ',' | sed 's/,$//'; }
+mkdir -p /www/cgi-bin
+cat > /www/cgi-bin/st <<'CGI'
+#!/bin/sh
+echo "Content-Type: text/plain"
+echo
+cd /sys/power && exec grep -r . pseudosleep suspend_stats/success suspend_stats/fail 2>/dev/null
+CGI
+cat > /www/cgi-bin/irq <<'CGI'
+#!/bin/sh
+echo "Content-Type: text/plain"
+echo
+exec awk 'NR==1{n=NF;next}{for(i=2;i<=n+1;i++)if($i~/^[0-9]+$/)s+=$i}END{printf "%d\n", s}' /proc/interrupts
+CGI
+chmod +x /www/cgi-bin/st /www/cgi-bin/irq
+echo "INFO uname=$(uname -r)"
+echo "INFO driver=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none)"
+echo "INFO cmdline=$(cat /proc/cmdline)"
+echo "INFO mem_sleep=$(cat /sys/power/mem_sleep)"
+"""
+
+
+def say(*a):
+    print(*a, flush=True)
+
+
+# --- statistics ---------------------------------------------------------------
+
+def pct(xs, p):
+    """p-th percentile (0..100) with linear interpolation; None if empty."""
+    xs = sorted(x for x in xs if x is not None)
+    if not xs:
+        return None
+    if len(xs) == 1:
+        return xs[0]
+    k = (len(xs) - 1) * p / 100.0
+    lo = int(math.floor(k))
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def summary(xs):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return {"n": 0, "median": None, "p10": None, "p90": None,
+                "p99": None, "min": None, "max": None, "mean": None}
+    return {"n": len(xs), "median": pct(xs, 50), "p10": pct(xs, 10),
+            "p90": pct(xs, 90), "p99": pct(xs, 99), "min": min(xs),
+            "max": max(xs), "mean": sum(xs) / len(xs)}
+
+
+def median(xs):
+    return pct(xs, 50)
+
+
+def fmt(x, nd=1, none="-"):
+    if x is None:
+        return none
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return none
+    if abs(x) >= 1000 and nd <= 1:
+        return "%.0f" % x
+    return ("%%.%df" % nd) % x
+
+
+def fmt_spread(s, nd=1, lo="p10", hi="p90"):
+    """'median [lo..hi]' from a summary dict."""
+    if not s or s.get("median") is None:
+        return "-"
+    return "%s [%s..%s]" % (fmt(s["median"], nd), fmt(s[lo], nd),
+                            fmt(s[hi], nd))
+
+
+def loguniform(lo, hi, rng=random):
+    return math.exp(rng.uniform(math.log(lo), math.log(hi)))
+
+
+# --- host CPU time of QEMU -------------------------------------------------------
+
+def _stat_fields(path):
+    with open(path) as f:
+        s = f.read()
+    # comm may hold spaces and parentheses: split after the last ')'.
+    return s[s.rindex(")") + 2:].split()
+
+
+def proc_cpu_seconds(pid):
+    """utime+stime of the whole thread group, in seconds.  /proc/PID/stat
+    is the sum over /proc/PID/task/*/stat plus the threads that already
+    exited, so short-lived QEMU worker threads are counted too."""
+    f = _stat_fields("/proc/%d/stat" % pid)
+    return (int(f[11]) + int(f[12])) / CLK_TCK
+
+
+def tasks_cpu_seconds(pid):
+    tot = 0
+    for t in os.listdir("/proc/%d/task" % pid):
+        try:
+            f = _stat_fields("/proc/%d/task/%s/stat" % (pid, t))
+        except (OSError, ValueError):
+            continue
+        tot += int(f[11]) + int(f[12])
+    return tot / CLK_TCK
+
+
+def children(pid):
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            f = _stat_fields("/proc/%s/stat" % d)
+            with open("/proc/%s/comm" % d) as c:
+                comm = c.read().strip()
+        except (OSError, ValueError):
+            continue
+        if int(f[1]) == pid:
+            out.append((int(d), comm))
+    return out
+
+
+def find_qemu(vmrun_pid):
+    """The QEMU that runs the guest: the child of vm-run that has a
+    -kernel argument (vm-run may first run a short KVM probe QEMU)."""
+    for pid, comm in children(vmrun_pid):
+        if not comm.startswith("qemu-system"):
+            continue
+        try:
+            with open("/proc/%d/cmdline" % pid) as f:
+                cmd = f.read().split("\0")
+        except OSError:
+            continue
+        if "-kernel" in cmd:
+            return pid, " ".join(cmd)
+    return None, ""
+
+
+# --- the guest ---------------------------------------------------------------------
+
+class BenchGuest:
+    """A benchmark guest: GUEST_LIB + script run by vm-run in the
+    background, ports forwarded from free host ports.  `port[g]` is the
+    host port for guest port g.  Lines "INFO key=value" are collected in
+    `info` while waiting for other lines."""
+
+    def __init__(self, name, script, ports=(80,), append="", qmp=False,
+                 timeout=3600, logdir=None, smp=2):
+        self.name = name
+        self.port = {g: pslib.free_port() for g in ports}
+        fwd = ["%d:%d" % (h, g) for g, h in self.port.items()]
+        self.append = (BASE_APPEND + " " + append).strip()
+        self.logdir = logdir
+        self.info = {}
+        self.seen = []
+        self.g = pslib.Guest(GUEST_LIB + script, fwd=fwd, append=self.append,
+                             qmp=qmp, timeout=timeout, smp=smp)
+        self.qemu_pid = None
+        self.cmdline = ""
+        self.stopped = False
+
+    def _qemu(self):
+        if self.qemu_pid is None and self.g.proc.poll() is None:
+            self.qemu_pid, self.cmdline = find_qemu(self.g.proc.pid)
+        return self.qemu_pid
+
+    @property
+    def accel(self):
+        self._qemu()
+        m = re.search(r"-accel (\S+)", self.cmdline)
+        return m.group(1) if m else "?"
+
+    def wait(self, pattern, timeout=120):
+        """Next output line matching pattern (a match object) or None."""
+        rx = re.compile(pattern)
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                return None
+            try:
+                line = self.g.lines.get(timeout=left)
+            except queue.Empty:
+                return None
+            if line is None:
+                return None
+            self.seen.append(line)
+            self._qemu()
+            m = re.match(r"^INFO (\w+)=(.*)$", line)
+            if m:
+                self.info[m.group(1)] = m.group(2).strip()
+            m = rx.search(line)
+            if m:
+                return m
+
+    def drain(self):
+        """Collect the output lines that arrived so far."""
+        while True:
+            try:
+                line = self.g.lines.get_nowait()
+            except queue.Empty:
+                return
+            if line is None:
+                return
+            self.seen.append(line)
+            m = re.match(r"^INFO (\w+)=(.*)$", line)
+            if m:
+                self.info[m.group(1)] = m.group(2).strip()
+
+    def cpu(self):
+        """Host CPU seconds used by QEMU so far (None if unknown)."""
+        if not self._qemu():
+            return None
+        try:
+            return proc_cpu_seconds(self.qemu_pid)
+        except OSError:
+            return None
+
+    def alive(self):
+        return self.g.proc.poll() is None
+
+    def console(self):
+        return self.g.console()
+
+    def qmp(self, cmd):
+        try:
+            return json.loads(pslib.qmp(self.g.qmp_path, cmd))
+        except Exception as e:  # noqa: BLE001 - reported, not raised
+            return {"error": {"desc": str(e)}}
+
+    def stop(self):
+        if self.stopped:
+            return
+        self.stopped = True
+        if self.g.proc.poll() is None:
+            self.g.proc.terminate()
+        self.g.finish(timeout=30)
+        self.drain()
+        keep = None
+        if self.logdir:
+            os.makedirs(self.logdir, exist_ok=True)
+            keep = os.path.join(self.logdir, self.name + ".console.log")
+            with open(os.path.join(self.logdir, self.name + ".out.log"),
+                      "w") as f:
+                f.write("\n".join(self.g.output) + "\n")
+        try:
+            self.g.cleanup(keep_log_as=keep)
+        except OSError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def http_get(port, path="/", timeout=10.0):
+    return pslib.http_get(port, path, timeout=timeout)
+
+
+def parse_stats(body):
+    """Parse the /cgi-bin/st answer: {'naps': 3, 'success': 5, ...}."""
+    out = {}
+    if not body:
+        return out
+    for line in body.decode(errors="replace").splitlines():
+        m = re.match(r"^(?:[\w/]*/)?(\w+):(\d+)$", line.strip())
+        if m:
+            out[m.group(1)] = int(m.group(2))
+    return out
+
+
+def guest_stats(port, timeout=10.0):
+    body, _ = http_get(port, "/cgi-bin/st", timeout=timeout)
+    return parse_stats(body)
+
+
+def irq_set(spec):
+    """'27-29,31' -> {27, 28, 29, 31}"""
+    out = set()
+    for part in (spec or "").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "-" in part:
+            a, b = part.split("-", 1)
+            out.update(range(int(a), int(b) + 1))
+        elif part.isdigit():
+            out.add(int(part))
+    return out
+
+
+# --- output -------------------------------------------------------------------------
+
+def write_csv(path, rows, fields=None):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if fields is None:
+        fields = []
+        for r in rows:
+            for k in r:
+                if k not in fields:
+                    fields.append(k)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: ("" if r.get(k) is None else
+                            ("%.6g" % r[k] if isinstance(r.get(k), float)
+                             else r[k])) for k in fields})
+
+
+def run_cmd(cmd, timeout=None):
+    """Run a host command; (returncode, stdout text, stderr text)."""
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=timeout)
+        return p.returncode, p.stdout.decode(errors="replace"), \
+            p.stderr.decode(errors="replace")
+    except subprocess.TimeoutExpired as e:
+        return 124, (e.stdout or b"").decode(errors="replace"), "timeout"
+    except OSError as e:
+        return 127, "", str(e)
+
+
+def conditions():
+    """Host side of the run conditions."""
+    c = {"nproc": os.cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    c["cpu"] = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    rc, out, _ = run_cmd(["qemu-system-x86_64", "--version"])
+    c["qemu"] = out.splitlines()[0] if out else "?"
+    rc, out, _ = run_cmd(["git", "-C", TOP, "rev-parse", "--short", "HEAD"])
+    c["commit"] = out.strip() or "?"
+    rc, out, _ = run_cmd(["git", "-C", TOP, "status", "--porcelain"])
+    c["dirty"] = bool(out.strip())
+    c["host_kernel"] = platform.release()
+    try:
+        with open("/proc/loadavg") as f:
+            c["loadavg_start"] = " ".join(f.read().split()[:3])
+    except OSError:
+        pass
+    c["build_dir"] = os.environ.get("BUILD_DIR", os.path.join(TOP, "build"))
+    return c

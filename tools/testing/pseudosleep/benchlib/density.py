@@ -1,0 +1,182 @@
+# SPDX-License-Identifier: GPL-2.0
+"""4. Request size x load density, after server-power-http-kvs Tables 1-2:
+HTTP GETs of 1, 10 and 100 KB files from busybox httpd and memcached gets
+of 1, 10 and 999 KB values (memcached -I 2m), sent in periods of 5 s at
+density 100/75/50/25 %: the host sends for that share of each period,
+then pauses.  The paper used concurrency 100; here 10 connections (HTTP:
+a new connection per request, like ab; memcached: one connection per
+client thread per burst), scaled down for a 2-core host running the
+guest under TCG.  ab's -t takes whole seconds only, so the bursts come
+from a Python client with the same pattern.
+
+Guest modes:
+  normal   idles normally between bursts (HLT)
+  napd     naps with pseudo-sleep between bursts
+           (napd --port 80 --port 11211 --idle-ms 50 --wake-dev eth0)
+  pollist  the polling cpuidle driver; "missing" if not in this kernel
+
+Reported per cell: payload throughput over the whole period (KB/s) and
+per host CPU-second of QEMU (KB per CPU-s).
+"""
+
+import time
+
+from . import common as C
+from . import load as L
+
+MODES = ("normal", "napd", "pollist")
+APPEND = {"pollist": C.POLLIST_APPEND}
+WORKLOADS = (("http", 1), ("http", 10), ("http", 100),
+             ("memcached", 1), ("memcached", 10), ("memcached", 999))
+DENSITIES = (100, 75, 50, 25)
+CONNS = 10
+
+
+def guest_script(mode):
+    s = r"""
+httpd -p 80 -h /www
+memcached -u root -d -p 11211 -U 0 -I 2m -m 256 -t 2
+for k in 1 10 100; do dd if=/dev/zero of=/www/f${k}k bs=1024 count=$k 2>/dev/null; done
+"""
+    if mode == "pollist":
+        s += r"""
+d=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none)
+if [ "$d" != "%s" ]; then echo "MISSING cpuidle driver is '$d'"; exec sleep 1000000; fi
+""" % C.POLLIST_DRIVER
+    if mode == "napd":
+        s += r"""
+napd --port 80 --port 11211 --idle-ms 50 --wake-dev eth0 --log &
+"""
+    s += "echo READY\nexec sleep 1000000\n"
+    return s
+
+
+def run_mode(ctx, mode, run, cells, period, periods):
+    rows = []
+    bg = C.BenchGuest("density-%s-%d" % (mode, run), guest_script(mode),
+                      ports=(80, 11211), append=APPEND.get(mode, ""),
+                      logdir=ctx.logdir)
+    status, note = "ok", ""
+    try:
+        m = bg.wait(r"^(READY|MISSING.*)$", 180)
+        if not m:
+            return rows, "failed: guest did not start", ""
+        ctx.note_guest(bg)
+        if m.group(1).startswith("MISSING"):
+            return rows, "missing", m.group(1)[len("MISSING "):]
+        if mode == "napd" and not bg.wait(r"^napd: mode", 30):
+            note = "napd did not start"
+        hp, mp = bg.port[80], bg.port[11211]
+        mc = L.memcached_connect(mp)
+        for kb in set(k for w, k in cells if w == "memcached"):
+            mc.set("v%dk" % kb, b"z" * (kb * 1024))
+        mc.close()
+        for w, kb in cells:
+            if w == "http":
+                L.http_fetch(hp, "/f%dk" % kb)
+        time.sleep(1.0)
+        for (w, kb) in cells:
+            for d in cells[(w, kb)]:
+                st0 = C.guest_stats(hp) if mode == "napd" else {}
+                time.sleep(0.5)
+                c0, t0 = bg.cpu(), time.monotonic()
+                n = nbytes = errs = 0
+                for k in range(periods):
+                    ps = t0 + k * period
+                    burst = period * d / 100.0
+                    if w == "http":
+                        a, b, e = L.http_load(hp, "/f%dk" % kb, burst, CONNS)
+                    else:
+                        a, b, e = L.memcached_load(mp, "v%dk" % kb, burst,
+                                                   CONNS)
+                    n, nbytes, errs = n + a, nbytes + b, errs + e
+                    time.sleep(max(0.0, ps + period - time.monotonic()))
+                c1, t1 = bg.cpu(), time.monotonic()
+                row = {"mode": mode, "run": run, "workload": w, "size_kb": kb,
+                       "density_pct": d, "period_s": period,
+                       "periods": periods, "wall_s": t1 - t0,
+                       "requests": n, "errors": errs,
+                       "kbytes": nbytes / 1024.0,
+                       "kb_per_s": nbytes / 1024.0 / (t1 - t0)}
+                if None not in (c0, c1):
+                    row["cpu_s"] = c1 - c0
+                    row["cpu_pct"] = 100.0 * (c1 - c0) / (t1 - t0)
+                    if c1 > c0:
+                        row["kb_per_cpu_s"] = nbytes / 1024.0 / (c1 - c0)
+                if mode == "napd":
+                    st1 = C.guest_stats(hp)
+                    if st0 and st1:
+                        row["naps"] = st1.get("naps", 0) - st0.get("naps", 0)
+                        row["nap_s"] = (st1.get("total_nap_ns", 0) -
+                                        st0.get("total_nap_ns", 0)) / 1e9
+                rows.append(row)
+                C.say("  run %d %-7s %-9s %4d KB %3d%%  %8s KB/s  CPU %5s%%  "
+                      "%8s KB/CPU-s  %d req, %d err%s" % (
+                          run, mode, w, kb, d, C.fmt(row["kb_per_s"]),
+                          C.fmt(row.get("cpu_pct")),
+                          C.fmt(row.get("kb_per_cpu_s")), n, errs,
+                          ("  naps %d (%.1f s)" % (row["naps"], row["nap_s"]))
+                          if "naps" in row else ""))
+    except Exception as e:  # noqa: BLE001 - reported
+        status = "failed: %s" % e
+    finally:
+        bg.stop()
+    return rows, status, note
+
+
+def run(ctx):
+    if ctx.quick:
+        modes = ("normal", "napd")
+        cells = {("http", 10): (100, 25), ("memcached", 10): (100, 25)}
+        period, periods = 2.0, 1
+    else:
+        modes = MODES
+        cells = {w: DENSITIES for w in WORKLOADS}
+        period, periods = 5.0, 1
+    modes = ctx.modes(modes)
+    C.say("== 4. size x density: %s at %s %%, %g s period(s) x %d, %d "
+          "connections; modes %s, %d run(s)" % (
+              ", ".join("%s %d KB" % w for w in cells),
+              "/".join(str(d) for d in cells[next(iter(cells))]), period,
+              periods, CONNS, ", ".join(modes), ctx.runs))
+    rows, status = [], {}
+    for run in range(ctx.runs):
+        for mode in modes:
+            if status.get(mode, ("ok",))[0] == "missing":
+                continue
+            r, st, note = run_mode(ctx, mode, run, cells, period, periods)
+            rows += r
+            if mode not in status or st != "ok":
+                status[mode] = (st, note)
+            if st == "missing" and mode == "pollist":
+                ctx.pollist = (False, note)
+            if st != "ok":
+                C.say("  run %d %-7s %s (%s)" % (run, mode, st, note))
+    C.write_csv(ctx.path("density.csv"), rows, [
+        "mode", "run", "workload", "size_kb", "density_pct", "period_s",
+        "periods", "wall_s", "requests", "errors", "kbytes", "kb_per_s",
+        "cpu_s", "cpu_pct", "kb_per_cpu_s", "naps", "nap_s"])
+    summary = []
+    for mode in modes:
+        for (w, kb) in cells:
+            for d in cells[(w, kb)]:
+                r = [x for x in rows if x["mode"] == mode and
+                     x["workload"] == w and x["size_kb"] == kb and
+                     x["density_pct"] == d]
+                tp = C.summary([x["kb_per_s"] for x in r])
+                eff = C.summary([x.get("kb_per_cpu_s") for x in r])
+                cpu = C.summary([x.get("cpu_pct") for x in r])
+                summary.append({
+                    "mode": mode, "status": status.get(mode, ("?",))[0],
+                    "workload": w, "size_kb": kb, "density_pct": d,
+                    "runs": len(r), "kb_per_s": tp["median"],
+                    "kb_per_s_min": tp["min"], "kb_per_s_max": tp["max"],
+                    "cpu_pct": cpu["median"],
+                    "kb_per_cpu_s": eff["median"],
+                    "kb_per_cpu_s_min": eff["min"],
+                    "kb_per_cpu_s_max": eff["max"],
+                    "naps": sum(x.get("naps") or 0 for x in r)})
+    C.write_csv(ctx.path("density_summary.csv"), summary)
+    return {"name": "density", "rows": rows, "summary": summary,
+            "modes": modes, "cells": cells, "period": period,
+            "periods": periods, "runs": ctx.runs, "status": status}

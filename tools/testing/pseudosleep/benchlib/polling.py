@@ -1,0 +1,232 @@
+# SPDX-License-Identifier: GPL-2.0
+"""3. Polling idle driver: request latency and host CPU cost, and
+throughput to show no regression, for
+
+  hlt      the default idle loop (HLT; no cpuidle driver in this guest)
+  poll     booted with idle=poll
+  pollist  the polling cpuidle driver (POLLIST_APPEND); "missing" when this
+           kernel does not select it
+  napi     HLT + NAPI deferral: napi_defer_hard_irqs=2,
+           gro_flush_timeout=20000 ns on eth0
+  coal     HLT + NIC interrupt coalescing (ethtool -C eth0 rx-usecs 50
+           rx-frames 16); virtio-net accepts it only with
+           VIRTIO_NET_F_NOTF_COAL, which QEMU 7.2 does not offer, so it is
+           normally reported as not supported
+
+Latency: ab -n N -c 1 on a small page; N sequential memcached gets of a
+100-byte value (Python client); ping is not possible (QEMU user
+networking does not forward ICMP from the host to the guest).
+Throughput: iperf3 host -> guest, and memcached gets of a 1 KB value on
+4 connections.
+"""
+
+import time
+
+from . import common as C
+from . import load as L
+
+MODES = ("hlt", "poll", "pollist", "napi", "coal")
+APPEND = {"poll": "idle=poll", "pollist": C.POLLIST_APPEND}
+NAPI_DEFER, GRO_FLUSH_NS = 2, 20000
+
+
+def guest_script(mode):
+    s = r"""
+httpd -p 80 -h /www
+memcached -u root -d -p 11211 -U 0 -I 2m -m 256 -t 2
+iperf3 -s -D -p 5201 >/dev/null 2>&1
+"""
+    if mode == "pollist":
+        s += r"""
+d=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none)
+if [ "$d" != "%s" ]; then echo "MISSING cpuidle driver is '$d'"; exec sleep 1000000; fi
+""" % C.POLLIST_DRIVER
+    elif mode == "napi":
+        s += r"""
+echo %d > /sys/class/net/eth0/napi_defer_hard_irqs || { echo "MISSING napi_defer_hard_irqs not writable"; exec sleep 1000000; }
+echo %d > /sys/class/net/eth0/gro_flush_timeout || { echo "MISSING gro_flush_timeout not writable"; exec sleep 1000000; }
+""" % (NAPI_DEFER, GRO_FLUSH_NS)
+    elif mode == "coal":
+        s += r"""
+if ! msg=$(ethtool -C eth0 rx-usecs 50 rx-frames 16 2>&1); then
+	echo "MISSING not supported: ethtool -C eth0 rx-usecs 50: $msg" | tr '\n' ' '; echo
+	exec sleep 1000000
+fi
+"""
+    s += "echo READY\nexec sleep 1000000\n"
+    return s
+
+
+def measure(bg, fn):
+    """Run fn(); (result, wall seconds, QEMU CPU seconds)."""
+    c0, t0 = bg.cpu(), time.monotonic()
+    r = fn()
+    c1, t1 = bg.cpu(), time.monotonic()
+    return r, t1 - t0, (c1 - c0) if None not in (c0, c1) else None
+
+
+def guest_irqs(port):
+    body, _ = C.http_get(port, "/cgi-bin/irq", timeout=10)
+    try:
+        return int(body.decode().strip())
+    except (AttributeError, ValueError):
+        return None
+
+
+def run_mode(ctx, mode, run, p):
+    row = {"mode": mode, "run": run, "status": "ok"}
+    bg = C.BenchGuest("polling-%s-%d" % (mode, run), guest_script(mode),
+                      ports=(80, 11211, 5201), append=APPEND.get(mode, ""),
+                      logdir=ctx.logdir)
+    try:
+        m = bg.wait(r"^(READY|MISSING.*)$", 180)
+        if not m:
+            row["status"] = "failed: guest did not start"
+            return row
+        ctx.note_guest(bg)
+        if m.group(1).startswith("MISSING"):
+            row["note"] = m.group(1)[len("MISSING "):].strip()
+            row["status"] = "not supported" if row["note"].startswith(
+                "not supported") else "missing"
+            return row
+        row["driver"] = bg.info.get("driver")
+        hp, mp, ip = bg.port[80], bg.port[11211], bg.port[5201]
+        mc = L.memcached_connect(mp)
+        mc.set("k", b"x" * 100)
+        mc.set("v1k", b"y" * 1024)
+        mc.close()
+        for _ in range(5):
+            C.http_get(hp, "/")
+        # HTTP latency, ab -c 1.
+        i0 = guest_irqs(hp)
+        r, wall, cpu = measure(bg, lambda: L.ab(hp, "/", n=p["ab_n"], c=1))
+        i1 = guest_irqs(hp)
+        if "error" in r:
+            row["note"] = "ab: " + r["error"]
+        else:
+            row.update({"http_n": r.get("complete"),
+                        "http_failed": r.get("failed"),
+                        "http_mean_ms": r.get("mean_ms"),
+                        "http_p50_ms": r.get("p50"),
+                        "http_p90_ms": r.get("p90"),
+                        "http_p99_ms": r.get("p99"),
+                        "http_max_ms": r.get("max"),
+                        "http_rps": r.get("rps")})
+            if cpu is not None and r.get("complete"):
+                row["http_cpu_ms_per_req"] = 1e3 * cpu / r["complete"]
+                row["http_cpu_pct"] = 100.0 * cpu / wall
+            if None not in (i0, i1) and r.get("complete"):
+                row["http_irqs_per_req"] = (i1 - i0) / r["complete"]
+        # memcached get latency, one connection, sequential.
+        lat, wall, cpu = measure(bg, lambda: L.memcached_latency(
+            mp, "k", p["mc_n"]))
+        s = C.summary([x * 1e3 for x in lat])
+        row.update({"mc_n": s["n"], "mc_p50_ms": s["median"],
+                    "mc_p90_ms": s["p90"], "mc_p99_ms": s["p99"],
+                    "mc_max_ms": s["max"]})
+        if cpu is not None and lat:
+            row["mc_cpu_ms_per_get"] = 1e3 * cpu / len(lat)
+            row["mc_cpu_pct"] = 100.0 * cpu / wall
+        # iperf3, host -> guest.
+        r, wall, cpu = measure(bg, lambda: L.iperf3(ip, p["iperf_s"]))
+        if "error" in r:
+            row["note"] = (row.get("note", "") + " iperf3: "
+                           + str(r["error"])).strip()
+        else:
+            row["iperf_mbps"] = r["recv_mbps"]
+            if cpu is not None:
+                row["iperf_cpu_pct"] = 100.0 * cpu / wall
+        # memcached throughput, 1 KB values on 4 connections.
+        (gets, nbytes, errs), wall, cpu = measure(bg, lambda: L.memcached_load(
+            mp, "v1k", p["mc_s"], conns=4))
+        row["mc_tput_gets_s"] = gets / wall
+        row["mc_tput_kbs"] = nbytes / 1024.0 / wall
+        row["mc_tput_errors"] = errs
+        if cpu is not None:
+            row["mc_tput_cpu_pct"] = 100.0 * cpu / wall
+            if cpu > 0:
+                row["mc_tput_kb_per_cpu_s"] = nbytes / 1024.0 / cpu
+    except Exception as e:  # noqa: BLE001 - a mode that breaks is reported
+        row["status"] = "failed: %s" % e
+    finally:
+        bg.stop()
+    return row
+
+
+FIELDS = ["mode", "run", "status", "driver", "http_n", "http_failed",
+          "http_mean_ms", "http_p50_ms", "http_p90_ms", "http_p99_ms",
+          "http_max_ms", "http_rps", "http_cpu_ms_per_req", "http_cpu_pct",
+          "http_irqs_per_req", "mc_n", "mc_p50_ms", "mc_p90_ms", "mc_p99_ms",
+          "mc_max_ms", "mc_cpu_ms_per_get", "mc_cpu_pct", "iperf_mbps",
+          "iperf_cpu_pct", "mc_tput_gets_s", "mc_tput_kbs",
+          "mc_tput_errors", "mc_tput_cpu_pct", "mc_tput_kb_per_cpu_s", "note"]
+SUMMARISED = ["http_mean_ms", "http_p50_ms", "http_p90_ms", "http_p99_ms",
+              "http_cpu_ms_per_req", "http_cpu_pct", "http_irqs_per_req",
+              "mc_p50_ms", "mc_p90_ms", "mc_p99_ms", "mc_cpu_ms_per_get",
+              "mc_cpu_pct", "iperf_mbps", "iperf_cpu_pct", "mc_tput_kbs",
+              "mc_tput_cpu_pct", "mc_tput_kb_per_cpu_s"]
+
+
+def run(ctx):
+    modes = ("hlt", "pollist", "coal") if ctx.quick else MODES
+    modes = ctx.modes(modes)
+    p = ({"ab_n": 30, "mc_n": 50, "iperf_s": 2, "mc_s": 2} if ctx.quick else
+         {"ab_n": 200, "mc_n": 500, "iperf_s": 5, "mc_s": 5})
+    C.say("== 3. polling driver: ab -n %d -c 1, %d memcached gets, iperf3 "
+          "-t %d, memcached 1 KB gets %d s x 4 conns; modes %s, %d run(s); "
+          "ping skipped (user networking forwards no ICMP)" % (
+              p["ab_n"], p["mc_n"], p["iperf_s"], p["mc_s"],
+              ", ".join(modes), ctx.runs))
+    rows, missing = [], {}
+    for run in range(ctx.runs):
+        for mode in modes:
+            if mode in missing:
+                continue
+            r = run_mode(ctx, mode, run, p)
+            rows.append(r)
+            if r["status"] in ("missing", "not supported"):
+                missing[mode] = r.get("note", "")
+                if mode == "pollist":
+                    ctx.pollist = (False, r.get("note", ""))
+                C.say("  run %d %-8s %s (%s)" % (run, mode, r["status"],
+                                                 r.get("note", "")))
+                continue
+            if mode == "pollist" and r["status"] == "ok":
+                ctx.pollist = (True, r.get("driver"))
+            C.say("  run %d %-8s %s  http mean %s ms p99 %s, CPU %s ms/req; "
+                  "memcached p50 %s ms p99 %s; iperf3 %s Mbit/s; memcached "
+                  "%s KB/s%s" % (
+                      run, mode, r["status"], C.fmt(r.get("http_mean_ms")),
+                      C.fmt(r.get("http_p99_ms"), 0),
+                      C.fmt(r.get("http_cpu_ms_per_req")),
+                      C.fmt(r.get("mc_p50_ms"), 2),
+                      C.fmt(r.get("mc_p99_ms"), 2),
+                      C.fmt(r.get("iperf_mbps")),
+                      C.fmt(r.get("mc_tput_kbs")),
+                      ("  " + r["note"]) if r.get("note") else ""))
+    C.write_csv(ctx.path("polling.csv"), rows, FIELDS)
+    summary = []
+    for mode in modes:
+        r = [x for x in rows if x["mode"] == mode]
+        ok = [x for x in r if x["status"] == "ok"]
+        row = {"mode": mode, "runs": len(ok),
+               "status": "ok" if ok else (r[0]["status"] if r else "not run"),
+               "note": "; ".join(sorted(set(x.get("note", "") for x in r
+                                            if x.get("note"))))}
+        for k in SUMMARISED:
+            s = C.summary([x.get(k) for x in ok])
+            row[k], row[k + "_min"], row[k + "_max"] = (s["median"], s["min"],
+                                                        s["max"])
+        summary.append(row)
+    C.write_csv(ctx.path("polling_summary.csv"), summary)
+    C.say("  %-8s %-8s %16s %12s %16s %14s %14s" % (
+        "mode", "status", "http mean ms", "CPU ms/req", "memcached p50 ms",
+        "iperf3 Mbit/s", "memcached KB/s"))
+    for s in summary:
+        C.say("  %-8s %-8s %16s %12s %16s %14s %14s" % (
+            s["mode"], s["status"][:8], C.fmt(s["http_mean_ms"]),
+            C.fmt(s["http_cpu_ms_per_req"]), C.fmt(s["mc_p50_ms"], 2),
+            C.fmt(s["iperf_mbps"]), C.fmt(s["mc_tput_kbs"])))
+    return {"name": "polling", "rows": rows, "summary": summary,
+            "modes": modes, "params": p, "runs": ctx.runs,
+            "missing": missing}

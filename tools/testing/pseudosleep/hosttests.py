@@ -186,6 +186,18 @@ def t_pseudo_unarmed_nic():
         "answered after the nap" % (rtc.group(1), nic_irqs), console
 
 
+def t_mem_sleep_default():
+    """mem_sleep_default=pseudo selects pseudo at boot, and survives the
+    ACPI platform registering its suspend ops (which prefers deep)."""
+    log = "/tmp/ps-memsleep-console.log"
+    rc, out, err = vm_run(["--log", log, "--append",
+                           "mem_sleep_default=pseudo", "--",
+                           "cat", "/sys/power/mem_sleep"])
+    text = open(log, errors="replace").read()
+    ok = rc == 0 and "[pseudo]" in out and "deep" in out
+    return ("passed" if ok else "failed"), out.strip(), text
+
+
 HOST_TESTS = [
     ("vm-run: cat /proc/version is the patched kernel", t_version),
     ("vm-run: false exits 1", t_false),
@@ -194,6 +206,8 @@ HOST_TESTS = [
     ("vm-run: bad options are rejected with usage", t_bad_options),
     ("harness: NIC IRQ visible and forwarded port reaches guest",
      t_nic_and_fwd),
+    ("pseudo: mem_sleep_default=pseudo selects it at boot",
+     t_mem_sleep_default),
     ("pseudo: HTTP request through the NIC wakes an armed nap",
      t_pseudo_http_wakes),
     ("pseudo: unarmed NIC IRQ is served without ending the nap",

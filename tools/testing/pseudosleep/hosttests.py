@@ -198,7 +198,26 @@ def t_mem_sleep_default():
     return ("passed" if ok else "failed"), out.strip(), text
 
 
+def t_checkpatch():
+    """scripts/checkpatch.pl --strict on our kernel C files and patches."""
+    top = os.path.abspath(os.path.join(pslib.HERE, "..", "..", ".."))
+    kdir = os.path.join(os.environ.get("BUILD_DIR",
+                                       os.path.join(top, "build")), "linux")
+    if not os.path.exists(os.path.join(kdir, "scripts/checkpatch.pl")):
+        return "skipped", "no kernel tree at %s" % kdir, None
+    p = subprocess.run([os.path.join(pslib.HERE, "run-checkpatch"), top, kdir],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    lines = p.stdout.decode(errors="replace").splitlines()
+    bad = [l for l in lines if not l.strip().startswith("CLEAN")]
+    clean = len(lines) - len(bad)
+    if p.returncode or bad:
+        return "failed", "; ".join(bad[:3]), None
+    return "passed", "%d files and patches clean" % clean, None
+
+
 HOST_TESTS = [
+    ("style: checkpatch --strict on our C files and hook patches",
+     t_checkpatch),
     ("vm-run: cat /proc/version is the patched kernel", t_version),
     ("vm-run: false exits 1", t_false),
     ("vm-run: exit status and output pass through", t_exit_status),

@@ -215,6 +215,35 @@ def t_checkpatch():
     return "passed", "%d files and patches clean" % clean, None
 
 
+def t_long_nap():
+    """A 20 s nap with the RCU stall (5 s), soft lockup (4 s) and hung
+    task (5 s) detectors made sensitive: the console must stay clean and
+    the nap must be ended by the RTC alarm, not by the ticks and IPIs it
+    served meanwhile."""
+    g = pslib.Guest(
+        "echo 2 > /proc/sys/kernel/watchdog_thresh && "
+        "echo 5 > /proc/sys/kernel/hung_task_timeout_secs && "
+        "/usr/share/pseudosleep/nap-setup.sh rtc && "
+        "echo 0 > /sys/class/rtc/rtc0/wakealarm && "
+        "echo +20 > /sys/class/rtc/rtc0/wakealarm && "
+        "/usr/share/pseudosleep/nap-once.sh 1",
+        append="rcupdate.rcu_cpu_stall_timeout=5", timeout=300)
+    rtc = g.wait_line(r"^RTC-IRQ (\d+)", 120)
+    nap = g.wait_line(r"^NAP 1 (\S+) wake_irq=(\S+).* nap_ns=(\d+) "
+                      r"spurious=(\d+)", 200)
+    rc = g.finish()
+    console = g.console()
+    g.cleanup()
+    if not nap or nap.group(1) != "ok":
+        return "failed", "no nap (exit %d)" % rc, console
+    secs = int(nap.group(3)) / 1e9
+    if not rtc or nap.group(2) != rtc.group(1):
+        return "failed", "nap ended by IRQ %s after %.1f s, not by the RTC" % (
+            nap.group(2), secs), console
+    return "passed", "napped %.1f s, %s interrupts served without waking" % (
+        secs, nap.group(4)), console
+
+
 HOST_TESTS = [
     ("style: checkpatch --strict on our C files and hook patches",
      t_checkpatch),
@@ -231,6 +260,8 @@ HOST_TESTS = [
      t_pseudo_http_wakes),
     ("pseudo: unarmed NIC IRQ is served without ending the nap",
      t_pseudo_unarmed_nic),
+    ("pseudo: a 20 s nap raises no RCU stall, soft lockup or hung task",
+     t_long_nap),
 ]
 
 

@@ -183,7 +183,7 @@ bench:
 	@BUILD_DIR=$(BENCH_DIR) $(T)/bench $(BENCH_ARGS)
 else
 bench: kernel initramfs
-	@$(T)/bench --quick $(BENCH_ARGS)
+	@$(T)/bench --quick --out $(BUILD_DIR)/bench-quick $(BENCH_ARGS)
 endif
 
 clean:

@@ -34,11 +34,61 @@ BASE_APPEND = "tsc=reliable"
 POLLIST_APPEND = "cpuidle_pollist.enable=1"
 POLLIST_DRIVER = "pollist"
 
+# Guest shell: stop with "MISSING ..." unless the polling driver runs.
+POLLIST_CHECK = r"""
+d=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none)
+if [ "$d" != "%s" ]; then
+	echo "MISSING cpuidle driver is '$d', not %s (with %s)"
+	exec sleep 1000000
+fi
+""" % (POLLIST_DRIVER, POLLIST_DRIVER, POLLIST_APPEND)
+
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+NAPLOOP = r"""
+# Fallback when napd cannot run: 50 ms without received packets and without
+# established connections, then the wakeup_count handshake and a nap.
+naploop() {
+	while :; do
+		a=$(cat /sys/class/net/eth0/statistics/rx_packets)
+		usleep 50000
+		[ "$a" = "$(cat /sys/class/net/eth0/statistics/rx_packets)" ] || continue
+		netstat -tn 2>/dev/null | grep -q ESTABLISHED && continue
+		c=$(cat /sys/power/wakeup_count) || continue
+		echo "$c" > /sys/power/wakeup_count 2>/dev/null || continue
+		if echo mem > /sys/power/state 2>/dev/null; then echo "LOOP nap ok"; else echo "LOOP nap aborted"; fi
+	done
+}
+"""
+
+# The napping daemon; BENCH_NAPD=false (any failing command) tests the
+# fallback.
+NAPD = os.environ.get("BENCH_NAPD", "napd")
+
+
+def napper(mode, ports, background=False):
+    """Guest shell that naps in `mode` whenever the ports are quiet: napd,
+    or the shell loop when napd fails (it then prints NAPD-FAILED)."""
+    s = r"""
+%(napd)s %(ports)s --idle-ms 50 --wake-dev eth0 --log --mode %(mode)s
+echo "NAPD-FAILED $?"
+nic=$(readlink -f /sys/class/net/eth0/device)
+if [ %(mode)s = pseudo ]; then
+	echo 1 > "$nic/power/nosleep"
+	nic_input_irqs > /sys/power/wake_irq
+fi
+echo %(mode)s > /sys/power/mem_sleep
+naploop
+""" % {"napd": NAPD, "mode": mode,
+       "ports": " ".join("--port %d" % p for p in ports)}
+    if background:
+        return "(\n%s) &\n" % s
+    return s
+
 
 # Shell functions every guest script can use.  irqsum sums every per-CPU
 # count of /proc/interrupts (device IRQs and LOC, RES, CAL, ...).
-GUEST_LIB = r"""
+GUEST_LIB = NAPLOOP + r"""
 irqsum() { awk 'NR==1{n=NF;next}{for(i=2;i<=n+1;i++)if($i~/^[0-9]+$/)s+=$i}END{printf "%d\n", s}' /proc/interrupts; }
 up() { cut -d' ' -f1 /proc/uptime; }
 nic_input_irqs() { grep -E 'input\.[0-9]+$' /proc/interrupts | cut -d: -f1 | tr -d ' ' | tr '\n' ',' | sed 's/,$//'; }
@@ -67,7 +117,21 @@ def say(*a):
     print(*a, flush=True)
 
 
-# --- statistics ---------------------------------------------------------------
+# Harness failures (a guest that does not boot): bench exits 1 on any.
+BROKEN = []
+
+
+def broken(what, bg=None):
+    msg = what
+    if bg is not None:
+        msg += " (console log: %s)" % (
+            os.path.join(bg.logdir, bg.name + ".console.log")
+            if bg.logdir else "not kept")
+    BROKEN.append(msg)
+    say("  BROKEN: " + msg)
+
+
+# --- statistics --------------------------------------------------------------
 
 def pct(xs, p):
     """p-th percentile (0..100) with linear interpolation; None if empty."""
@@ -118,7 +182,7 @@ def loguniform(lo, hi, rng=random):
     return math.exp(rng.uniform(math.log(lo), math.log(hi)))
 
 
-# --- host CPU time of QEMU -------------------------------------------------------
+# --- host CPU time of QEMU ---------------------------------------------------
 
 def _stat_fields(path):
     with open(path) as f:
@@ -144,6 +208,46 @@ def tasks_cpu_seconds(pid):
             continue
         tot += int(f[11]) + int(f[12])
     return tot / CLK_TCK
+
+
+def host_busy_seconds():
+    """CPU seconds the whole host spent busy (all CPUs, /proc/stat)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]
+    # user nice system idle iowait irq softirq steal
+    return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / CLK_TCK
+
+
+def self_cpu_seconds():
+    """CPU seconds of this process and its waited-for children (ab,
+    iperf3)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+class CpuMeter:
+    """QEMU's CPU over an interval, and what the rest of the host used
+    besides QEMU and the benchmark's own clients ('other', a noise
+    indicator: other jobs on a shared host)."""
+
+    def __init__(self, bg):
+        self.bg = bg
+        self.t0 = time.monotonic()
+        self.q0 = bg.cpu()
+        self.h0 = host_busy_seconds()
+        self.s0 = self_cpu_seconds()
+
+    def stop(self):
+        wall = time.monotonic() - self.t0
+        q1 = self.bg.cpu()
+        r = {"wall_s": wall}
+        if self.q0 is not None and q1 is not None:
+            r["cpu_s"] = q1 - self.q0
+            r["cpu_pct"] = 100.0 * r["cpu_s"] / wall
+            other = (host_busy_seconds() - self.h0) - r["cpu_s"] - (
+                self_cpu_seconds() - self.s0)
+            r["other_pct"] = max(0.0, 100.0 * other / wall)
+        return r
 
 
 def children(pid):
@@ -178,7 +282,7 @@ def find_qemu(vmrun_pid):
     return None, ""
 
 
-# --- the guest ---------------------------------------------------------------------
+# --- the guest ---------------------------------------------------------------
 
 class BenchGuest:
     """A benchmark guest: GUEST_LIB + script run by vm-run in the
@@ -234,6 +338,15 @@ class BenchGuest:
             m = rx.search(line)
             if m:
                 return m
+
+    def wait_any(self, pattern, timeout=120):
+        """Like wait(), but a line already seen also counts."""
+        rx = re.compile(pattern)
+        for line in self.seen:
+            m = rx.search(line)
+            if m:
+                return m
+        return self.wait(pattern, timeout)
 
     def drain(self):
         """Collect the output lines that arrived so far."""
@@ -333,7 +446,7 @@ def irq_set(spec):
     return out
 
 
-# --- output -------------------------------------------------------------------------
+# --- output ------------------------------------------------------------------
 
 def write_csv(path, rows, fields=None):
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -367,7 +480,8 @@ def run_cmd(cmd, timeout=None):
 
 def conditions():
     """Host side of the run conditions."""
-    c = {"nproc": os.cpu_count(), "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+    c = {"nproc": os.cpu_count(),
+         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -389,4 +503,26 @@ def conditions():
     except OSError:
         pass
     c["build_dir"] = os.environ.get("BUILD_DIR", os.path.join(TOP, "build"))
+    c["kernel_kind"] = kernel_kind(c["build_dir"])
     return c
+
+
+def kernel_kind(build_dir):
+    """Whether the guest kernel has the debug options (from its .config)."""
+    try:
+        with open(os.path.join(build_dir, "obj", ".config")) as f:
+            cfg = f.read()
+    except OSError:
+        return "Kernel configuration not found."
+    def on(opts):
+        return [o for o in opts if "\nCONFIG_%s=y" % o in "\n" + cfg]
+    heavy = on(("PROVE_LOCKING", "DEBUG_LOCKDEP", "LOCK_STAT", "KASAN",
+                "KCSAN", "UBSAN", "DEBUG_OBJECTS", "DEBUG_PAGEALLOC",
+                "DEBUG_KMEMLEAK"))
+    light = on(("DEBUG_ATOMIC_SLEEP", "DEBUG_PREEMPT", "DEBUG_LIST",
+                "SCHED_DEBUG"))
+    if heavy:
+        return "Debug kernel (%s): its timings are inflated." % ", ".join(
+            heavy + light)
+    return "Kernel without the heavy debug options (no lockdep, KASAN, " \
+        "UBSAN)%s." % ("; with " + ", ".join(light) if light else "")

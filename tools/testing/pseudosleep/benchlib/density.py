@@ -39,14 +39,9 @@ memcached -u root -d -p 11211 -U 0 -I 2m -m 256 -t 2
 for k in 1 10 100; do dd if=/dev/zero of=/www/f${k}k bs=1024 count=$k 2>/dev/null; done
 """
     if mode == "pollist":
-        s += r"""
-d=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none)
-if [ "$d" != "%s" ]; then echo "MISSING cpuidle driver is '$d'"; exec sleep 1000000; fi
-""" % C.POLLIST_DRIVER
+        s += C.POLLIST_CHECK
     if mode == "napd":
-        s += r"""
-napd --port 80 --port 11211 --idle-ms 50 --wake-dev eth0 --log &
-"""
+        s += C.napper("pseudo", (80, 11211), background=True)
     s += "echo READY\nexec sleep 1000000\n"
     return s
 
@@ -60,12 +55,18 @@ def run_mode(ctx, mode, run, cells, period, periods):
     try:
         m = bg.wait(r"^(READY|MISSING.*)$", 180)
         if not m:
+            C.broken("density %s run %d: guest did not start" % (mode, run),
+                     bg)
             return rows, "failed: guest did not start", ""
         ctx.note_guest(bg)
         if m.group(1).startswith("MISSING"):
             return rows, "missing", m.group(1)[len("MISSING "):]
-        if mode == "napd" and not bg.wait(r"^napd: mode", 30):
-            note = "napd did not start"
+        if mode == "napd":
+            m = bg.wait_any(r"^(napd: mode .*|NAPD-FAILED.*)$", 30)
+            if not m or not m.group(1).startswith("napd: mode"):
+                note = "napd failed (%s), shell nap loop used" % (
+                    m.group(1) if m else "no output")
+                C.say("  run %d %s: %s" % (run, mode, note))
         hp, mp = bg.port[80], bg.port[11211]
         mc = L.memcached_connect(mp)
         for kb in set(k for w, k in cells if w == "memcached"):
@@ -77,9 +78,10 @@ def run_mode(ctx, mode, run, cells, period, periods):
         time.sleep(1.0)
         for (w, kb) in cells:
             for d in cells[(w, kb)]:
-                st0 = C.guest_stats(hp) if mode == "napd" else {}
                 time.sleep(0.5)
-                c0, t0 = bg.cpu(), time.monotonic()
+                st0 = C.guest_stats(hp) if mode == "napd" else {}
+                meter = C.CpuMeter(bg)
+                t0 = meter.t0
                 n = nbytes = errs = 0
                 for k in range(periods):
                     ps = t0 + k * period
@@ -91,18 +93,18 @@ def run_mode(ctx, mode, run, cells, period, periods):
                                                    CONNS)
                     n, nbytes, errs = n + a, nbytes + b, errs + e
                     time.sleep(max(0.0, ps + period - time.monotonic()))
-                c1, t1 = bg.cpu(), time.monotonic()
+                c = meter.stop()
                 row = {"mode": mode, "run": run, "workload": w, "size_kb": kb,
                        "density_pct": d, "period_s": period,
-                       "periods": periods, "wall_s": t1 - t0,
+                       "periods": periods, "wall_s": c["wall_s"],
                        "requests": n, "errors": errs,
                        "kbytes": nbytes / 1024.0,
-                       "kb_per_s": nbytes / 1024.0 / (t1 - t0)}
-                if None not in (c0, c1):
-                    row["cpu_s"] = c1 - c0
-                    row["cpu_pct"] = 100.0 * (c1 - c0) / (t1 - t0)
-                    if c1 > c0:
-                        row["kb_per_cpu_s"] = nbytes / 1024.0 / (c1 - c0)
+                       "kb_per_s": nbytes / 1024.0 / c["wall_s"]}
+                for k in ("cpu_s", "cpu_pct", "other_pct"):
+                    if k in c:
+                        row[k if k != "other_pct" else "other_cpu_pct"] = c[k]
+                if c.get("cpu_s"):
+                    row["kb_per_cpu_s"] = nbytes / 1024.0 / c["cpu_s"]
                 if mode == "napd":
                     st1 = C.guest_stats(hp)
                     if st0 and st1:
@@ -111,10 +113,11 @@ def run_mode(ctx, mode, run, cells, period, periods):
                                         st0.get("total_nap_ns", 0)) / 1e9
                 rows.append(row)
                 C.say("  run %d %-7s %-9s %4d KB %3d%%  %8s KB/s  CPU %5s%%  "
-                      "%8s KB/CPU-s  %d req, %d err%s" % (
+                      "%8s KB/CPU-s  %d req, %d err, other load %s%%%s" % (
                           run, mode, w, kb, d, C.fmt(row["kb_per_s"]),
                           C.fmt(row.get("cpu_pct")),
                           C.fmt(row.get("kb_per_cpu_s")), n, errs,
+                          C.fmt(row.get("other_cpu_pct"), 0),
                           ("  naps %d (%.1f s)" % (row["naps"], row["nap_s"]))
                           if "naps" in row else ""))
     except Exception as e:  # noqa: BLE001 - reported
@@ -133,7 +136,7 @@ def run(ctx):
         modes = MODES
         cells = {w: DENSITIES for w in WORKLOADS}
         period, periods = 5.0, 1
-    modes = ctx.modes(modes)
+    modes = ctx.modes(modes, MODES)
     C.say("== 4. size x density: %s at %s %%, %g s period(s) x %d, %d "
           "connections; modes %s, %d run(s)" % (
               ", ".join("%s %d KB" % w for w in cells),
@@ -141,7 +144,7 @@ def run(ctx):
               periods, CONNS, ", ".join(modes), ctx.runs))
     rows, status = [], {}
     for run in range(ctx.runs):
-        for mode in modes:
+        for mode in ctx.order(modes, run):
             if status.get(mode, ("ok",))[0] == "missing":
                 continue
             r, st, note = run_mode(ctx, mode, run, cells, period, periods)
@@ -155,7 +158,8 @@ def run(ctx):
     C.write_csv(ctx.path("density.csv"), rows, [
         "mode", "run", "workload", "size_kb", "density_pct", "period_s",
         "periods", "wall_s", "requests", "errors", "kbytes", "kb_per_s",
-        "cpu_s", "cpu_pct", "kb_per_cpu_s", "naps", "nap_s"])
+        "cpu_s", "cpu_pct", "kb_per_cpu_s", "naps", "nap_s",
+        "other_cpu_pct"])
     summary = []
     for mode in modes:
         for (w, kb) in cells:
@@ -175,7 +179,9 @@ def run(ctx):
                     "kb_per_cpu_s": eff["median"],
                     "kb_per_cpu_s_min": eff["min"],
                     "kb_per_cpu_s_max": eff["max"],
-                    "naps": sum(x.get("naps") or 0 for x in r)})
+                    "naps": sum(x.get("naps") or 0 for x in r),
+                    "other_cpu_pct": C.median([x.get("other_cpu_pct")
+                                               for x in r])})
     C.write_csv(ctx.path("density_summary.csv"), summary)
     return {"name": "density", "rows": rows, "summary": summary,
             "modes": modes, "cells": cells, "period": period,

@@ -32,10 +32,7 @@ def guest_script(mode, window):
 httpd -p 80 -h /www
 """
     if mode == "pollist":
-        s += r"""
-d=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none)
-if [ "$d" != "%s" ]; then echo "MISSING cpuidle driver is '$d'"; exec sleep 1000000; fi
-""" % C.POLLIST_DRIVER
+        s += C.POLLIST_CHECK
     if mode == "pseudo":
         s += r"""
 nic=$(readlink -f /sys/class/net/eth0/device)
@@ -74,6 +71,7 @@ def run_mode(ctx, mode, run, window):
         m = bg.wait(r"^(READY|MISSING.*)$", 180)
         if not m:
             row["status"] = "failed: guest did not start"
+            C.broken("idle %s run %d: guest did not start" % (mode, run), bg)
             return row
         ctx.note_guest(bg)
         if m.group(1).startswith("MISSING"):
@@ -82,7 +80,8 @@ def run_mode(ctx, mode, run, window):
             return row
         row["driver"] = bg.info.get("driver")
         m0 = bg.wait(r"^IRQ0 (\d+) ([\d.]+)", 30)
-        t0, c0 = time.monotonic(), bg.cpu()
+        meter = C.CpuMeter(bg)
+        t0, c0 = meter.t0, meter.q0
         if not m0:
             row["status"] = "failed: no IRQ0 line"
             return row
@@ -109,9 +108,13 @@ def run_mode(ctx, mode, run, window):
                         break
                     time.sleep(0.25)
                 else:
-                    row["note"] = "system_wakeup: " + r["error"].get("desc", "")
+                    row["note"] = "system_wakeup: " + r["error"].get(
+                        "desc", "")
         m1 = bg.wait(r"^IRQ1 (\d+) ([\d.]+) (\S+)", window + 60)
+        cm = meter.stop()
         t1, c1 = time.monotonic(), bg.cpu()
+        if "other_pct" in cm:
+            row["other_cpu_pct"] = cm["other_pct"]
         if not m1:
             row["status"] = "failed: guest did not come back"
             return row
@@ -136,7 +139,7 @@ def run_mode(ctx, mode, run, window):
 
 def run(ctx):
     modes = ("awake", "pseudo") if ctx.quick else MODES
-    modes = ctx.modes(modes)
+    modes = ctx.modes(modes, MODES)
     window = ctx.window or (3.0 if ctx.quick else 10.0)
     C.say("== 2. idle cost: %g s idle window, host CPU of QEMU and guest "
           "interrupts per second; modes %s, %d run(s)" % (
@@ -144,7 +147,7 @@ def run(ctx):
     rows = []
     missing = set()
     for run in range(ctx.runs):
-        for mode in modes:
+        for mode in ctx.order(modes, run):
             if mode in missing:
                 continue
             r = run_mode(ctx, mode, run, window)
@@ -159,15 +162,17 @@ def run(ctx):
             if mode == "pollist" and r["status"] == "ok":
                 ctx.pollist = (True, r.get("driver"))
             C.say("  run %d %-8s %s  host CPU %s%%  guest %s IRQ/s  (%s "
-                  "IRQs in %s s)%s" % (
+                  "IRQs in %s s), other load %s%%%s" % (
                       run, mode, r["status"], C.fmt(r.get("cpu_pct")),
                       C.fmt(r.get("irq_per_s")), r.get("irqs", "-"),
                       C.fmt(r.get("guest_s"), 2),
+                      C.fmt(r.get("other_cpu_pct"), 0),
                       ("  " + r["note"]) if r.get("note") else ""))
     C.write_csv(ctx.path("idle_cost.csv"), rows, [
         "mode", "run", "status", "window_s", "host_s", "guest_s", "cpu_s",
-        "cpu_pct", "steady_s", "cpu_steady_pct", "irqs", "irq_per_s", "sleep_result", "driver",
-        "spurious", "nap_ns", "wake_irq", "note"])
+        "cpu_pct", "steady_s", "cpu_steady_pct", "irqs", "irq_per_s",
+        "sleep_result", "driver",
+        "spurious", "nap_ns", "wake_irq", "other_cpu_pct", "note"])
     summary = []
     for mode in modes:
         r = [x for x in rows if x["mode"] == mode]
@@ -185,6 +190,7 @@ def run(ctx):
             "cpu_steady_pct_max": steady["max"],
             "irq_per_s_median": irq["median"],
             "irq_per_s_min": irq["min"], "irq_per_s_max": irq["max"],
+            "other_cpu_pct": C.median([x.get("other_cpu_pct") for x in ok]),
             "note": "; ".join(sorted(set(x.get("note", "") for x in r
                                          if x.get("note"))))})
     C.write_csv(ctx.path("idle_cost_summary.csv"), summary)

@@ -11,7 +11,7 @@ import time
 from . import common as C
 
 
-# --- ApacheBench -------------------------------------------------------------------
+# --- ApacheBench -------------------------------------------------------------
 
 def ab(port, path="/", n=100, c=1, t=None, timeout_s=10):
     """Run ab; returns a dict (complete, failed, bytes, rps, mean_ms,
@@ -44,7 +44,7 @@ def ab(port, path="/", n=100, c=1, t=None, timeout_s=10):
     return r
 
 
-# --- iperf3 -------------------------------------------------------------------------
+# --- iperf3 ------------------------------------------------------------------
 
 def iperf3(port, seconds=5):
     rc, out, err = C.run_cmd(["iperf3", "-c", "127.0.0.1", "-p", str(port),
@@ -64,7 +64,7 @@ def iperf3(port, seconds=5):
             "retransmits": end.get("sum_sent", {}).get("retransmits")}
 
 
-# --- memcached ----------------------------------------------------------------------
+# --- memcached ---------------------------------------------------------------
 
 class Memcache:
     def __init__(self, port, timeout=10.0):
@@ -177,7 +177,7 @@ def memcached_load(port, key, seconds, conns=4):
     return tot["gets"], tot["bytes"], tot["errors"]
 
 
-# --- HTTP ---------------------------------------------------------------------------
+# --- HTTP --------------------------------------------------------------------
 
 def http_fetch(port, path, timeout=10.0):
     """One GET on a new connection (HTTP/1.0, like ab); body bytes."""

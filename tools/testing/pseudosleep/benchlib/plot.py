@@ -83,6 +83,10 @@ def wake_cdf(P, res):
         plots.append("%s using 1:2 with steps lw 2 lc rgb %s title %s" % (
             _q("wake_cdf_%s.dat" % mode), _q(COLORS.get(mode, "black")),
             _q("%s (%d/%d answered)" % (mode, len(ok), len(r)))))
+    none = ["%s 0/%d answered" % (m, len([x for x in res["rows"]
+                                          if x["mode"] == m]))
+            for m in res["modes"]
+            if not any(x["answered"] for x in res["rows"] if x["mode"] == m)]
     if not plots:
         return None
     return P.render("wake_latency_cdf", """
@@ -94,7 +98,9 @@ set yrange [0:1.02]
 set grid
 set key bottom right
 plot %s
-""" % (_q("Wake latency: single GETs at random gaps (%s)" % P.cond),
+""" % ('"%s"' % ("Wake latency: single GETs at random gaps (%s)%s" % (
+        P.cond, ("\\n[" + "; ".join(none) + "]") if none else "")
+                  ).replace('"', ""),
        ", \\\n     ".join(plots)))
 
 
@@ -120,12 +126,12 @@ set xtics rotate by -30
 set yrange [0:*]
 set title 'host CPU of QEMU (%% of one CPU), median, min..max'
 plot 'idle_cost.dat' using 0:2:xtic(1) with boxes lc rgb '#4477aa' notitle, \\
-     '' using 0:2:3:4 with yerrorbars lc rgb 'black' pt -1 notitle
+     '' using 0:2:3:4 with yerrorbars lc rgb 'black' pt 7 ps 0.01 notitle
 set title 'guest interrupts per second (log), median, min..max'
 set logscale y
 set yrange [*:*]
 plot 'idle_cost.dat' using 0:5:xtic(1) with boxes lc rgb '#cc6677' notitle, \\
-     '' using 0:5:6:7 with yerrorbars lc rgb 'black' pt -1 notitle
+     '' using 0:5:6:7 with yerrorbars lc rgb 'black' pt 7 ps 0.01 notitle
 unset multiplot
 """ % _q("Idle cost over %g s (%s)%s" % (
         res["window"], P.cond, ("  [" + "; ".join(miss) + "]") if miss
@@ -157,13 +163,13 @@ set grid y
 set yrange [0:*]
 set title 'HTTP (ab -c 1) mean ms'
 plot 'polling.dat' using 0:2:xtic(1) with boxes lc rgb '#4477aa' notitle, \\
-     '' using 0:2:3:4 with yerrorbars lc rgb 'black' pt -1 notitle
+     '' using 0:2:3:4 with yerrorbars lc rgb 'black' pt 7 ps 0.01 notitle
 set title 'host CPU ms per HTTP request'
 plot 'polling.dat' using 0:5:xtic(1) with boxes lc rgb '#cc6677' notitle, \\
-     '' using 0:5:6:7 with yerrorbars lc rgb 'black' pt -1 notitle
+     '' using 0:5:6:7 with yerrorbars lc rgb 'black' pt 7 ps 0.01 notitle
 set title 'memcached get p50 ms'
 plot 'polling.dat' using 0:8:xtic(1) with boxes lc rgb '#228833' notitle, \\
-     '' using 0:8:9:10 with yerrorbars lc rgb 'black' pt -1 notitle
+     '' using 0:8:9:10 with yerrorbars lc rgb 'black' pt 7 ps 0.01 notitle
 unset multiplot
 """ % _q(title), w=1200, h=450)
 
@@ -208,7 +214,8 @@ def density(P, res):
                 c = _q(COLORS.get(m, "black"))
                 pl.append("%s using 1:%d with linespoints lw 2 pt 7 lc rgb %s "
                           "title %s" % (f, col, c, _q(m)))
-                pl.append("%s using 1:%d:%d:%d with yerrorbars lc rgb %s pt -1"
+                pl.append("%s using 1:%d:%d:%d with yerrorbars lc rgb %s "
+                          "pt 7 ps 0.01"
                           " notitle" % (f, col, col + 1, col + 2, c))
             body.append("plot " + ", \\\n     ".join(pl))
         body.append("unset multiplot")

@@ -34,26 +34,11 @@ PHASES = ("entry_sync_ns", "entry_freeze_ns", "entry_suspend_devices_ns",
           "entry_cpu_halt_ns", "exit_cpu_wake_ns", "exit_resume_devices_ns",
           "exit_thaw_ns", "wake_latency_ns")
 
-NAPLOOP = r"""
-# Fallback when napd cannot run: 50 ms without received packets and without
-# established connections, then the wakeup_count handshake and a nap.
-naploop() {
-	while :; do
-		a=$(cat /sys/class/net/eth0/statistics/rx_packets)
-		usleep 50000
-		[ "$a" = "$(cat /sys/class/net/eth0/statistics/rx_packets)" ] || continue
-		netstat -tn 2>/dev/null | grep -q ESTABLISHED && continue
-		c=$(cat /sys/power/wakeup_count) || continue
-		echo "$c" > /sys/power/wakeup_count 2>/dev/null || continue
-		if echo mem > /sys/power/state 2>/dev/null; then echo "LOOP nap ok"; else echo "LOOP nap aborted"; fi
-	done
-}
-"""
 
 
 def guest_script(mode):
     napmode = mode.split("-")[0]
-    s = NAPLOOP + r"""
+    s = r"""
 httpd -p 80 -h /www
 echo "INFO input_irqs=$(nic_input_irqs)"
 """
@@ -62,19 +47,7 @@ echo "INFO input_irqs=$(nic_input_irqs)"
     if mode == "deep":
         # Only the host's system_wakeup should end an S3 sleep.
         s += "echo disabled > /sys/class/rtc/rtc0/device/power/wakeup\n"
-    s += r"""
-echo READY
-napd --port 80 --idle-ms 50 --wake-dev eth0 --log --mode %(mode)s
-echo "NAPD-FAILED $?"
-nic=$(readlink -f /sys/class/net/eth0/device)
-if [ %(mode)s = pseudo ]; then
-	echo 1 > "$nic/power/nosleep"
-	nic_input_irqs > /sys/power/wake_irq
-fi
-echo %(mode)s > /sys/power/mem_sleep
-naploop
-""" % {"mode": napmode}
-    return s
+    return s + "echo READY\n" + C.napper(napmode, (80,))
 
 
 def console_sleeps(text):
@@ -91,12 +64,13 @@ def run_mode(ctx, mode, run, nreq, rng):
     try:
         if not bg.wait(r"^READY", 180):
             meta["note"] = "guest did not start"
+            C.broken("wake %s run %d: guest did not start" % (mode, run), bg)
             return rows, meta
         ctx.note_guest(bg)
         port = bg.port[80]
         inputs = C.irq_set(bg.info.get("input_irqs"))
         if mode != "awake":
-            m = bg.wait(r"^(napd: mode .*|NAPD-FAILED.*)$", 30)
+            m = bg.wait_any(r"^(napd: mode .*|NAPD-FAILED.*)$", 30)
             if m and m.group(1).startswith("napd: mode"):
                 meta["napd"] = "napd"
             else:
@@ -126,6 +100,10 @@ def run_mode(ctx, mode, run, nreq, rng):
             row["answered"] = int(body is not None)
             row["rt_ms"] = rt * 1e3 if body is not None else None
             phase = "awake"
+            if mode == "awake" and body is not None:
+                # The same follow-up request as in pseudo mode, so that
+                # both modes see the same load.
+                C.guest_stats(port)
             if mode == "pseudo" and body is not None:
                 st = C.guest_stats(port)
                 dn = st.get("naps", 0) - prev.get("naps", 0)
@@ -160,12 +138,21 @@ def run_mode(ctx, mode, run, nreq, rng):
             st = C.guest_stats(port)
             meta["naps"] = st.get("naps")
             meta["aborted"] = st.get("aborted_naps")
+        if mode != "awake" and not ent:
+            meta["note"] = (meta["note"] + "; " if meta["note"] else "") + \
+                "the guest never entered a sleep"
         bg.drain()
-        meta["napd_tx_wakes"] = 0
+        meta["napd_other_irq_wakes"] = 0
+        irqs = {}
         for line in bg.seen:
             m = re.search(r"napd: nap \d+ .*wake_irq=(\d+)", line)
+            if m:
+                irqs[m.group(1)] = irqs.get(m.group(1), 0) + 1
             if m and inputs and int(m.group(1)) not in inputs:
-                meta["napd_tx_wakes"] += 1
+                meta["napd_other_irq_wakes"] += 1
+        meta["wake_irqs"] = " ".join("%s:%d" % kv for kv in sorted(
+            irqs.items()))
+        meta["input_irqs"] = bg.info.get("input_irqs", "")
         meta["handshake_refused"] = sum(
             1 for line in bg.seen if "handshake refused" in line)
     finally:
@@ -176,10 +163,12 @@ def run_mode(ctx, mode, run, nreq, rng):
 def run(ctx):
     quick = ctx.quick
     modes = ("awake", "pseudo") if quick else MODES
-    modes = ctx.modes(modes)
+    modes = ctx.modes(modes, MODES)
     runs = ctx.runs
-    nreq = {"awake": 10, "pseudo": 10} if quick else {
-        "awake": 20, "pseudo": 20, "deep": 10, "s2idle": 5, "s2idle-pb": 10}
+    nreq = {"awake": 20, "pseudo": 20, "deep": 10, "s2idle": 4,
+            "s2idle-pb": 6}
+    if quick:
+        nreq.update(awake=10, pseudo=10)
     if ctx.requests:
         nreq = {m: ctx.requests for m in modes}
     rng = random.Random(ctx.seed)
@@ -189,7 +178,7 @@ def run(ctx):
               GAP_MIN, GAP_MAX, ", ".join("%s %d req" % (m, nreq[m])
                                           for m in modes), runs, TIMEOUT))
     for run in range(runs):
-        for mode in modes:
+        for mode in ctx.order(modes, run):
             r, meta = run_mode(ctx, mode, run, nreq[mode], rng)
             rows += r
             metas.append(meta)
@@ -199,7 +188,8 @@ def run(ctx):
                   "  p90 %s  max %s%s" % (
                       run, mode, len(r), len(ok), len(r) - len(ok),
                       C.fmt(s["median"]), C.fmt(s["p90"]), C.fmt(s["max"]),
-                      ("  (" + meta["note"] + ")") if meta.get("note") else ""))
+                      ("  (" + meta["note"] + ")") if meta.get("note")
+                      else ""))
     C.write_csv(ctx.path("wake_latency.csv"), rows, [
         "mode", "run", "i", "gap_s", "t_s", "answered", "rt_ms", "phase",
         "sleeping_at_send", "wakeup_sent", "d_naps", "d_aborted", "wake_irq"]
@@ -207,7 +197,8 @@ def run(ctx):
     C.write_csv(ctx.path("wake_latency_runs.csv"), metas, [
         "mode", "run", "napd", "sleep_entries", "sleep_exits",
         "wakeups_sent", "naps",
-        "aborted", "handshake_refused", "napd_tx_wakes", "note"])
+        "aborted", "handshake_refused", "napd_other_irq_wakes", "wake_irqs",
+        "input_irqs", "note"])
 
     # Summary per mode: every request of every run pooled, plus the spread
     # of the per-run medians.
@@ -234,6 +225,13 @@ def run(ctx):
                                               if m.get("napd")))) or "-",
                "notes": "; ".join(sorted(set(m["note"] for m in ms
                                             if m.get("note"))))}
+        # Requests that met a guest that was not simply awake.
+        sl = [x for x in r if x["phase"] in ("entering", "asleep",
+                                             "in transition")]
+        row["n_sleeping"] = len(sl)
+        row["lost_sleeping"] = sum(1 for x in sl if not x["answered"])
+        row["median_sleeping_ms"] = C.median([x["rt_ms"] for x in sl
+                                              if x["answered"]])
         for ph in ("awake", "entering", "asleep", "in transition"):
             pr = [x for x in r if x["phase"] == ph]
             pok = [x["rt_ms"] for x in pr if x["answered"]]
@@ -247,7 +245,17 @@ def run(ctx):
                 row[k.replace("_ns", "_ms") + "_p90"] = C.pct(vals, 90)
             row["naps"] = sum(m.get("naps") or 0 for m in ms)
             row["aborted"] = sum(m.get("aborted") or 0 for m in ms)
-            row["tx_wakes"] = sum(m.get("napd_tx_wakes") or 0 for m in ms)
+            row["other_irq_wakes"] = sum(m.get("napd_other_irq_wakes") or 0
+                                         for m in ms)
+            tally = {}
+            for m in ms:
+                for kv in (m.get("wake_irqs") or "").split():
+                    k, v = kv.split(":")
+                    tally[k] = tally.get(k, 0) + int(v)
+            row["wake_irqs"] = " ".join("%s:%d" % kv for kv in sorted(
+                tally.items()))
+            row["input_irqs"] = " ".join(sorted(set(
+                m.get("input_irqs") or "" for m in ms)))
             row["handshake_refused"] = sum(m.get("handshake_refused") or 0
                                            for m in ms)
         summary.append(row)

@@ -7,8 +7,9 @@ set style fill solid 0.6 border -1
 set boxwidth 0.6
 set grid y
 set xtics rotate by -30
-set yrange [0:*]
-set title 'host CPU of QEMU (% of one CPU), median, min..max'
+set logscale y
+set yrange [0.1:*]
+set title 'host CPU of QEMU (% of one CPU, log), median, min..max'
 plot 'idle_cost.dat' using 0:2:xtic(1) with boxes lc rgb '#4477aa' notitle, \
      '' using 0:2:3:4 with yerrorbars lc rgb 'black' pt 7 ps 0.01 notitle
 set title 'guest interrupts per second (log), median, min..max'

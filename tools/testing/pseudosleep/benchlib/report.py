@@ -75,9 +75,11 @@ def conditions_md(ctx, results):
         ("date", c.get("date")),
         ("runs", "%d boot(s) per mode%s; seed %d" % (
             ctx.runs, " (--quick subset)" if ctx.quick else "", ctx.seed)),
-        ("experiments", ", ".join("%s (%.0f s)" % (r["name"],
-                                                   r.get("seconds", 0))
-                                  for r in results)),
+        ("experiments", ", ".join(
+            "%s (%.0f s%s)" % (r["name"], r.get("seconds", 0),
+                               ", from the run of %s" % r["earlier"]
+                               if r.get("earlier") else "")
+            for r in results)),
         ("total time", "%.0f s" % c.get("seconds", 0)),
     ]
     return _table(["", ""], rows)
@@ -246,9 +248,8 @@ def idle_md(res, figs):
                        "steady host CPU %", "guest IRQ/s",
                        "other host load %", "note"], rows))
     out.append("'window s' is the measured window: the idle time plus, for "
-               "the sleep modes, entering the sleep and waking up from it "
-               "(for S3 under TCG the resume through the firmware takes "
-               "seconds). 'other host load' is what the rest of the host used during "
+               "the sleep modes, entering the sleep and waking up from it. "
+               "'other host load' is what the rest of the host used during "
                "the window besides QEMU and the benchmark itself (busy CPU "
                "time from /proc/stat, 200 % = both host CPUs): other jobs "
                "on a shared machine, the main source of noise here.")
@@ -324,6 +325,10 @@ def density_md(res, figs):
            "efficiency is payload KB per host CPU-second of QEMU.\n" % (
                ", ".join("%s %d KB" % w for w in res["cells"]),
                res["periods"], res["period"], 10),
+           "The guests of all modes run side by side (an idle guest costs "
+           "about 1 % of a host CPU); each cell is measured on each mode in "
+           "turn, the order rotating from cell to cell, so that the changing "
+           "load of other jobs on the host hits every mode alike.",
            "- **normal**: the guest idles normally between bursts. "
            "**napd**: naps with pseudo-sleep between bursts (`napd --port 80 "
            "--port 11211 --idle-ms 50 --wake-dev eth0`). **pollist**: the "
@@ -331,8 +336,9 @@ def density_md(res, figs):
     st = res.get("status", {})
     for m in res["modes"]:
         s0 = st.get(m, ("?", ""))
-        if s0[0] != "ok":
-            out.append("- %s: %s %s\n" % (m, s0[0], s0[1]))
+        if s0[0] != "ok" or s0[1]:
+            out.append("- %s: %s%s\n" % (m, s0[0], (", " + s0[1]) if s0[1]
+                                          else ""))
     modes = [m for m in res["modes"] if st.get(m, ("?",))[0] == "ok"]
     if modes:
         head = ["workload", "density"]
@@ -359,8 +365,12 @@ def density_md(res, figs):
         out.append(_table(head, rows))
         oth = [x.get("other_cpu_pct") for x in res["summary"]
                if x.get("other_cpu_pct") is not None]
+        per_mode = ", ".join("%s %s %%" % (m, F(C.median(
+            [x.get("other_cpu_pct") for x in res["rows"]
+             if x["mode"] == m]), 0)) for m in modes)
         out.append("\nMedian [min..max] over runs. 'napd naps': naps taken "
-                   "during the cell, all runs. Other jobs on the host used "
+                   "during the cell, all runs. Median other host load during "
+                   "each mode's cells: " + per_mode + ". Other jobs on the host used "
                    "%s..%s %% CPU (median per cell, 200 %% = both CPUs) "
                    "besides QEMU and the load generator: the cells are "
                    "noisy, read trends across densities and modes, not "
@@ -397,6 +407,9 @@ def readme_table(ctx, results):
             lost = "%d/%d" % (w["lost"], w["sent"])
             if m == "awake":
                 ws = "-"
+            elif w.get("n_sleeping") and w.get("median_sleeping_ms") is None:
+                ws = "none answered, %d/%d lost" % (w["lost_sleeping"],
+                                                   w["n_sleeping"])
             elif w.get("n_sleeping"):
                 ws = "%s ms, %d/%d lost" % (
                     F(w.get("median_sleeping_ms")), w["lost_sleeping"],

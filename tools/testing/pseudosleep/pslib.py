@@ -79,8 +79,9 @@ class Guest:
             self.lines.put(line)
         self.lines.put(None)
 
-    def wait_line(self, pattern, timeout=120):
-        """Next output line matching regex pattern, or None."""
+    def wait_line(self, pattern, timeout=120, on_line=None):
+        """Next output line matching regex pattern, or None.  on_line, if
+        given, sees every line read on the way."""
         rx = re.compile(pattern)
         end = time.monotonic() + timeout
         while True:
@@ -93,6 +94,8 @@ class Guest:
                 return None
             if line is None:
                 return None
+            if on_line:
+                on_line(line)
             m = rx.search(line)
             if m:
                 return m

@@ -316,28 +316,16 @@ class BenchGuest:
         m = re.search(r"-accel (\S+)", self.cmdline)
         return m.group(1) if m else "?"
 
+    def _note(self, line):
+        self.seen.append(line)
+        self._qemu()
+        m = re.match(r"^INFO (\w+)=(.*)$", line)
+        if m:
+            self.info[m.group(1)] = m.group(2).strip()
+
     def wait(self, pattern, timeout=120):
         """Next output line matching pattern (a match object) or None."""
-        rx = re.compile(pattern)
-        end = time.monotonic() + timeout
-        while True:
-            left = end - time.monotonic()
-            if left <= 0:
-                return None
-            try:
-                line = self.g.lines.get(timeout=left)
-            except queue.Empty:
-                return None
-            if line is None:
-                return None
-            self.seen.append(line)
-            self._qemu()
-            m = re.match(r"^INFO (\w+)=(.*)$", line)
-            if m:
-                self.info[m.group(1)] = m.group(2).strip()
-            m = rx.search(line)
-            if m:
-                return m
+        return self.g.wait_line(pattern, timeout, on_line=self._note)
 
     def wait_any(self, pattern, timeout=120):
         """Like wait(), but a line already seen also counts."""

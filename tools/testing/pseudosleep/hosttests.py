@@ -5,25 +5,28 @@ None when no guest ran to completion worth checking."""
 
 import os
 import re
+import shutil
 import subprocess
 import time
 
 import pslib
 
 
-def vm_run(args, timeout=300):
-    p = subprocess.run([pslib.VM_RUN, "--quiet"] + args,
+def vm_run(args, timeout=300, env=None, quiet=True):
+    p = subprocess.run([pslib.VM_RUN] + (["--quiet"] if quiet else []) + args,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       timeout=timeout + 60)
+                       timeout=timeout + 60,
+                       env=dict(os.environ, **(env or {})))
     return p.returncode, p.stdout.decode(errors="replace"), \
         p.stderr.decode(errors="replace")
 
 
-def console_of(stderr):
-    m = re.search(r"console log (\S+)\)", stderr)
+def drop_kept_log(stderr):
+    """vm-run keeps the console log of a failed guest in /tmp and names it;
+    tests that fail guests on purpose remove it."""
+    m = re.search(r"console log (/tmp/vm-run-console\.\w+\.log)\)", stderr)
     if m and os.path.exists(m.group(1)):
-        return open(m.group(1), errors="replace").read()
-    return None
+        os.unlink(m.group(1))
 
 
 def t_version():
@@ -57,6 +60,7 @@ def t_panic():
                            "echo c > /proc/sysrq-trigger; sleep 600"],
                           timeout=240)
     took = time.monotonic() - t0
+    drop_kept_log(err)
     # 125: vm-run saw the guest die; 124 would mean it only timed out.
     ok = rc == 125 and "panic" in err
     return ("passed" if ok else "failed"), \
@@ -73,6 +77,88 @@ def t_bad_options():
         if rc != 2 or "usage" not in err:
             return "failed", "%r: exit %d %r" % (args, rc, err[-100:]), None
     return "passed", "%d bad invocations rejected" % len(bad), None
+
+
+def t_accel_probe_fails():
+    """A KVM probe that fails (injected) means TCG, and vm-run says why."""
+    env = {"VM_RUN_KVM_PROBE": "fail", "VM_RUN_ACCEL": ""}
+    rc, out, err = vm_run(["--", "sh", "-c", "echo hi; exit 3"], env=env,
+                          quiet=False)
+    m = re.search(r"vm-run: accel (\S+) \((.*)\)", err)
+    ok = rc == 3 and out.strip() == "hi" and m and m.group(1) == "tcg" \
+        and "injected" in m.group(2)
+    return ("passed" if ok else "failed"), "exit %d, %s" % (
+        rc, m.group(0) if m else err.strip()[-160:]), None
+
+
+def t_accel_kvm_silent():
+    """A KVM guest that prints nothing (vCPUs held with -S, probe passed
+    by injection) is stopped and the command runs under TCG, once."""
+    env = {"VM_RUN_KVM_PROBE": "pass", "VM_RUN_KVM_STALL": "1",
+           "VM_RUN_KVM_SILENT_S": "3", "VM_RUN_ACCEL": ""}
+    t0 = time.monotonic()
+    rc, out, err = vm_run(["--", "sh", "-c", "echo once; exit 5"], env=env,
+                          quiet=False)
+    took = time.monotonic() - t0
+    retried = "retrying under TCG" in err
+    ok = rc == 5 and out.strip() == "once" and retried
+    return ("passed" if ok else "failed"), "exit %d after %.0f s, %s" % (
+        rc, took, "retried under TCG" if retried else err.strip()[-160:]), \
+        None
+
+
+def t_no_boot_fails_fast():
+    """A guest that never reaches init (vCPUs held with -S) is stopped at
+    --boot-timeout with exit 125, not at --timeout."""
+    t0 = time.monotonic()
+    rc, out, err = vm_run(["--accel", "tcg", "--boot-timeout", "5",
+                           "--qemu-arg=-S", "--", "true"])
+    took = time.monotonic() - t0
+    drop_kept_log(err)
+    ok = rc == 125 and "did not boot" in err and "console stayed empty" in err
+    return ("passed" if ok else "failed"), "exit %d after %.0f s: %s" % (
+        rc, took, (err.strip().splitlines() or [""])[0]), None
+
+
+def t_status_through_console_flood():
+    """The exit status arrives while the kernel writes to the console at
+    full speed (it has a virtio-serial port of its own)."""
+    cmd = ("dmesg -n 8; (while :; do echo flood > /dev/kmsg; done) & "
+           "sleep 1; exit 9")
+    rc, out, err = vm_run(["--", "sh", "-c", cmd])
+    return ("passed" if rc == 9 else "failed"), "exit %d" % rc, None
+
+
+def t_sigterm_cleans_up():
+    """SIGTERM to vm-run kills QEMU and removes vm-run's temporary files."""
+    import signal
+    import tempfile
+    tmp = tempfile.mkdtemp(prefix="ps-sigterm.")
+    p = subprocess.Popen([pslib.VM_RUN, "--quiet", "--", "sh", "-c",
+                          "echo READY; sleep 600"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=dict(os.environ, TMPDIR=tmp))
+    try:
+        ready = p.stdout.readline().decode().strip() == "READY"
+        p.send_signal(signal.SIGTERM)
+        rc = p.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = p.wait()
+    qemus = []
+    for d in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                if tmp.encode() in f.read():
+                    qemus.append(d)
+        except OSError:
+            pass
+    left = os.listdir(tmp)
+    shutil.rmtree(tmp, ignore_errors=True)
+    ok = ready and rc == 128 + signal.SIGTERM and not qemus and not left
+    return ("passed" if ok else "failed"), \
+        "exit %d, QEMU left: %d, temporary files left: %s" % (
+            rc, len(qemus), left or "none"), None
 
 
 def t_nic_and_fwd():
@@ -252,6 +338,15 @@ HOST_TESTS = [
     ("vm-run: exit status and output pass through", t_exit_status),
     ("vm-run: guest panic is reported before the timeout", t_panic),
     ("vm-run: bad options are rejected with usage", t_bad_options),
+    ("vm-run: a failing KVM probe falls back to TCG and says why",
+     t_accel_probe_fails),
+    ("vm-run: a silent KVM guest is retried under TCG", t_accel_kvm_silent),
+    ("vm-run: a guest that does not boot fails at --boot-timeout",
+     t_no_boot_fails_fast),
+    ("vm-run: exit status arrives through a console flood",
+     t_status_through_console_flood),
+    ("vm-run: SIGTERM stops QEMU and removes temporary files",
+     t_sigterm_cleans_up),
     ("harness: NIC IRQ visible and forwarded port reaches guest",
      t_nic_and_fwd),
     ("pseudo: mem_sleep_default=pseudo selects it at boot",

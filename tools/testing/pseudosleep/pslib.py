@@ -127,6 +127,24 @@ class Guest:
         shutil.rmtree(self.share, ignore_errors=True)
 
 
+def boot_check(who):
+    """Fail fast: boot the guest once with `vm-run -- true` (vm-run stops a
+    guest that has not reached its init after its --boot-timeout, 60 s).
+    Returns (ok, detail); on failure vm-run's messages are printed after
+    "who: the guest does not boot"."""
+    p = subprocess.run([VM_RUN, "--", "true"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=900)
+    err = p.stderr.decode(errors="replace").strip().splitlines()
+    accel = [l.replace("vm-run: ", "") for l in err if "vm-run: accel" in l]
+    if p.returncode == 0:
+        return True, accel[-1] if accel else ""
+    eprint("%s: the guest does not boot (vm-run -- true exited %d):"
+           % (who, p.returncode))
+    for line in err:
+        eprint("%s:   %s" % (who, line))
+    return False, "vm-run -- true exited %d" % p.returncode
+
+
 def http_get(port, path="/", timeout=10.0):
     """GET http://127.0.0.1:port/path; returns (body or None, seconds)."""
     t0 = time.monotonic()

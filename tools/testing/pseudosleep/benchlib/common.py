@@ -268,7 +268,7 @@ def children(pid):
 
 def find_qemu(vmrun_pid):
     """The QEMU that runs the guest: the child of vm-run that has a
-    -kernel argument (vm-run may first run a short KVM probe QEMU)."""
+    -kernel argument and is not the short KVM probe (-name vmrun-probe)."""
     for pid, comm in children(vmrun_pid):
         if not comm.startswith("qemu-system"):
             continue
@@ -277,7 +277,7 @@ def find_qemu(vmrun_pid):
                 cmd = f.read().split("\0")
         except OSError:
             continue
-        if "-kernel" in cmd:
+        if "-kernel" in cmd and "vmrun-probe" not in cmd:
             return pid, " ".join(cmd)
     return None, ""
 

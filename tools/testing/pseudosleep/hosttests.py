@@ -3,12 +3,14 @@
 where console is the guest's console text (checked for kernel warnings) or
 None when no guest ran to completion worth checking."""
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import time
 
+import netns
 import pslib
 
 
@@ -330,6 +332,125 @@ def t_long_nap():
         secs, nap.group(4)), console
 
 
+NOISE = os.path.join(pslib.HERE, "noise")
+
+
+def noise(ns, rate, duration, kinds=None):
+    """Run the noise generator in namespace ns; its JSON result or None."""
+    argv = [NOISE, "--netns", ns, "--rate", str(rate), "--duration",
+            str(duration)] + (["--kinds", kinds] if kinds else [])
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=duration + 60)
+    try:
+        return json.loads(p.stdout.decode())
+    except ValueError:
+        return None
+
+
+def answered_all(res):
+    """'' when the guest answered every ARP request for it, every ping and
+    every SYN to a closed port; else what it missed."""
+    if not res:
+        return "noise generator failed"
+    miss = []
+    if res["arp_answered"] < res["arp_asked"]:
+        miss.append("ARP %d/%d" % (res["arp_answered"], res["arp_asked"]))
+    if res["ping_answered"] < res["ping_sent"]:
+        miss.append("ping %d/%d" % (res["ping_answered"], res["ping_sent"]))
+    if res["rst"] < res["sent"].get("syn", 0):
+        miss.append("RST %d/%d" % (res["rst"], res["sent"]["syn"]))
+    return ", ".join(miss)
+
+
+def bridge_or_skip():
+    ok, why = netns.bridge_usable()
+    return None if ok else ("skipped", "bridged network " + why, None)
+
+
+def t_bridge_network():
+    """vm-run --net bridge: the host side reaches the guest's own TCP,
+    ARP and ICMP inside a private namespace, which is gone afterwards."""
+    skip = bridge_or_skip()
+    if skip:
+        return skip
+    g = pslib.Guest("httpd -p 80 -h /www; echo READY; "
+                    "while [ ! -e /mnt/add/done ]; do sleep 0.1; done",
+                    net="bridge")
+    try:
+        ready = g.wait_line("^READY", 120)
+        with netns.inside(g.netns):
+            body, _ = pslib.http_get(80, host=netns.GUEST_IP)
+        res = noise(g.netns, 20, 2) if ready else None
+    finally:
+        g.signal("done")
+        rc = g.finish()
+        console = g.console()
+        g.cleanup()
+    miss = answered_all(res)
+    if body is None or b"pseudosleep guest" not in body:
+        return "failed", "no HTTP answer from %s" % netns.GUEST_IP, console
+    if miss:
+        return "failed", "unanswered: " + miss, console
+    if netns.exists(g.netns):
+        return "failed", "namespace %s left behind" % g.netns, console
+    return ("passed" if rc == 0 else "failed"), \
+        "HTTP, %d ARP, %d pings (median %.2f ms), %d SYN->RST answered" % (
+            res["arp_answered"], res["ping_answered"],
+            res.get("ping_rtt_ms_median", 0), res["rst"]), console
+
+
+def t_nap_answers_noise():
+    """During a nap armed on the RTC only, with the NIC kept awake, the
+    napping kernel answers ARP, ping and SYNs to closed ports from a noisy
+    LAN, the host's ARP entry for the guest is refreshed by it, and the nap
+    is ended by the RTC alarm, not by the noise."""
+    skip = bridge_or_skip()
+    if skip:
+        return skip
+    g = pslib.Guest("/usr/share/pseudosleep/nap-setup.sh rtc && "
+                    "echo 0 > /sys/class/rtc/rtc0/wakealarm && "
+                    "echo +12 > /sys/class/rtc/rtc0/wakealarm && "
+                    "/usr/share/pseudosleep/nap-once.sh 1", net="bridge")
+    neigh = ""
+    try:
+        rtc = g.wait_line(r"^RTC-IRQ (\d+)", 120)
+        napping = g.wait_line(r"^NAPPING 1", 60)
+        time.sleep(1.0)
+        # Forget the guest's address, then need it: only the napping
+        # kernel can answer the ARP request that follows.
+        subprocess.run(netns.command(g.netns, ["ip", "neigh", "flush", "dev",
+                                               netns.BRIDGE]))
+        ping = subprocess.run(netns.command(g.netns, [
+            "ping", "-c", "2", "-W", "3", netns.GUEST_IP]),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        neigh = subprocess.run(netns.command(g.netns, [
+            "ip", "neigh", "show", netns.GUEST_IP]),
+            stdout=subprocess.PIPE).stdout.decode().strip()
+        res = noise(g.netns, 20, 3) if napping else None
+        nap = g.wait_line(r"^NAP 1 (\S+) wake_irq=(\S+).* spurious=(\d+)",
+                          60)
+        g.wait_line("NAPS-DONE", 30)
+    finally:
+        rc = g.finish()
+        console = g.console()
+        g.cleanup()
+    if not (rtc and nap):
+        return "failed", "no nap reported (exit %d)" % rc, console
+    if nap.group(2) != rtc.group(1):
+        return "failed", "nap ended by IRQ %s, not the RTC's %s" % (
+            nap.group(2), rtc.group(1)), console
+    if ping.returncode:
+        return "failed", "ping during the nap failed; neighbour %r" % neigh, \
+            console
+    miss = answered_all(res)
+    if miss:
+        return "failed", "unanswered during the nap: " + miss, console
+    return "passed", "ARP re-resolved (%s), %d frames of noise, %d ARP and " \
+        "%d pings answered while napping; woken by RTC IRQ %s" % (
+            " ".join(neigh.split()[-1:]), res["frames"],
+            res["arp_answered"], res["ping_answered"], rtc.group(1)), console
+
+
 HOST_TESTS = [
     ("style: checkpatch --strict on our C files and hook patches",
      t_checkpatch),
@@ -349,6 +470,10 @@ HOST_TESTS = [
      t_sigterm_cleans_up),
     ("harness: NIC IRQ visible and forwarded port reaches guest",
      t_nic_and_fwd),
+    ("harness: bridged network reaches the guest's TCP, ARP and ICMP",
+     t_bridge_network),
+    ("pseudo: a napping kernel answers ARP, ping and SYN noise, RTC ends "
+     "the nap", t_nap_answers_noise),
     ("pseudo: mem_sleep_default=pseudo selects it at boot",
      t_mem_sleep_default),
     ("pseudo: HTTP request through the NIC wakes an armed nap",

@@ -3,6 +3,7 @@
 with vm-run in the background, read line by line, plus HTTP probing and
 console-log checks."""
 
+import itertools
 import os
 import queue
 import re
@@ -37,6 +38,9 @@ def free_port():
     return port
 
 
+_GUESTS = itertools.count()
+
+
 def bad_dmesg_lines(log_text):
     return [l for l in log_text.splitlines() if BAD_DMESG.search(l)]
 
@@ -48,7 +52,7 @@ class Guest:
     guest) and reads its output line by line."""
 
     def __init__(self, command, fwd=(), append="", smp=2, nic="virtio",
-                 timeout=300, qmp=False, extra=()):
+                 timeout=300, qmp=False, extra=(), net="user"):
         self.share = tempfile.mkdtemp(prefix="ps-share.")
         os.chmod(self.share, 0o777)
         self.log = os.path.join(self.share, "console.log")
@@ -58,6 +62,11 @@ class Guest:
                 "--log", self.log]
         for f in fwd:
             args += ["--fwd", f]
+        # --net bridge: the guest is netns.GUEST_IP inside self.netns.
+        self.netns = None
+        if net == "bridge":
+            self.netns = "ps-%d-%d" % (os.getpid(), next(_GUESTS))
+            args += ["--net", "bridge", "--netns", self.netns]
         if append:
             args += ["--append", append]
         if self.qmp_path:
@@ -145,11 +154,11 @@ def boot_check(who):
     return False, "vm-run -- true exited %d" % p.returncode
 
 
-def http_get(port, path="/", timeout=10.0):
-    """GET http://127.0.0.1:port/path; returns (body or None, seconds)."""
+def http_get(port, path="/", timeout=10.0, host="127.0.0.1"):
+    """GET http://host:port/path; returns (body or None, seconds)."""
     t0 = time.monotonic()
     try:
-        with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path),
+        with urllib.request.urlopen("http://%s:%d%s" % (host, port, path),
                                     timeout=timeout) as r:
             body = r.read()
         return body, time.monotonic() - t0

@@ -58,7 +58,7 @@ char parse_pid_stat(const char *text, char *comm, size_t size);
 
 /*
  * Look through <proc_root>/[0-9]* for a live (not zombie) process other
- * than @self whose name is one of @names.  Returns 1 with its name and
+ * than @self whose name (comm) is one of @names.  Returns 1 with its name and
  * pid in @found, 0 if none, -errno if proc_root cannot be read.
  */
 int find_process(const char *proc_root, const char *const names[], int nr,

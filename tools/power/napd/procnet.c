@@ -281,3 +281,23 @@ int procnet_rx_vectors(const char *buf, unsigned int *irqs, int nr,
 	}
 	return n_rx;
 }
+
+int procnet_dev_rx(const char *buf, unsigned long long *rx)
+{
+	char line[512];
+	unsigned long long bytes, packets;
+
+	*rx = 0;
+	while (copy_line(&buf, line, sizeof(line))) {
+		const char *colon = strchr(line, ':');
+
+		/* two header lines: "Inter-|   Receive ..." and " face |bytes ..." */
+		if (blank(line) || strchr(line, '|'))
+			continue;
+		if (!colon || sscanf(colon + 1, "%llu %llu", &bytes,
+				     &packets) != 2)
+			return -1;
+		*rx += packets;
+	}
+	return 0;
+}

@@ -68,4 +68,10 @@ int procnet_udp_busy(const char *buf, const unsigned short *ports, int nr);
 int procnet_rx_vectors(const char *buf, unsigned int *irqs, int nr,
 		       char *names, size_t size);
 
+/*
+ * The sum of rx_packets over every interface in /proc/net/dev text @buf.
+ * 0, or -1 if a line does not parse.
+ */
+int procnet_dev_rx(const char *buf, unsigned long long *rx);
+
 #endif /* NAPD_PROCNET_H */

@@ -278,6 +278,7 @@ static void build_tree(const char *t, bool pseudo)
 	put(diskstats_idle, "%s/proc/diskstats", t);
 	mkdir_p("%s/proc/1", t);
 	put("1 (init) S 0 1 1 0 -1 4194560 1 0 0 0\n", "%s/proc/1/stat", t);
+	put("init\n", "%s/proc/1/comm", t);
 }
 
 #define NOSLEEP_ETH0 "sys/devices/pci0000:00/0000:00:02.0/virtio0/power/nosleep"
@@ -1095,16 +1096,21 @@ static void test_processes(void)
 
 	path_fmt(proc, sizeof(proc), "%s/proc", t);
 	put("1 (init) S 0\n", "%s/proc/1/stat", t);
+	put("init\n", "%s/proc/1/comm", t);
 	put("7 (rsync) Z 1\n", "%s/proc/7/stat", t);		/* zombie */
+	put("rsync\n", "%s/proc/7/comm", t);
 	put("9 (rsync) S 1\n", "%s/proc/self/stat", t);	/* not a pid */
+	put("rsync\n", "%s/proc/self/comm", t);
 	mkdir_p("%s/proc/8", t);				/* gone */
 	CHECK(find_process(proc, names, 2, 0, found, sizeof(found)) == 0);
 	put("12 (rsync) D 1\n", "%s/proc/12/stat", t);
+	put("rsync\n", "%s/proc/12/comm", t);
 	CHECK(find_process(proc, names, 2, 0, found, sizeof(found)) == 1);
 	CHECK_STR(found, "rsync (pid 12)");
 	/* napd itself never counts */
 	CHECK(find_process(proc, names, 2, 12, found, sizeof(found)) == 0);
 	put("13 (my job)) R 1\n", "%s/proc/13/stat", t);
+	put("my job)\n", "%s/proc/13/comm", t);
 	CHECK(find_process(proc, names, 2, 12, found, sizeof(found)) == 1);
 	CHECK(find_process(proc, names, 0, 0, found, sizeof(found)) == 0);
 	path_fmt(proc, sizeof(proc), "%s/nonexistent", t);
@@ -1586,6 +1592,47 @@ static void fake_run(struct fake_run *r, const char *name, ...)
 	r->argc = i;
 }
 
+
+static const char net_dev[] =
+"Inter-|   Receive                                                |  Transmit\n"
+" face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n"
+"    lo:  123456     100    0    0    0     0          0         0   123456     100    0    0    0     0       0          0\n"
+"  eth0: 9876543    2000    0    0    0     0          0         0   555555    1500    0    0    0     0       0          0\n";
+
+static void test_net_dev(void)
+{
+	unsigned long long rx;
+
+	CHECK(!procnet_dev_rx(net_dev, &rx) && rx == 2100);
+	CHECK(!procnet_dev_rx("", &rx) && rx == 0);
+	CHECK(procnet_dev_rx("  eth0 1 2\n", &rx) == -1);
+}
+
+static void new_conn(void *arg)
+{
+	struct fake_run *r = arg;
+	char text[512];
+
+	/* at ~150 ms a client connects: packets on lo, a socket on :80 */
+	if (++r->ticks == 15) {
+		snprintf(text, sizeof(text), "%s%s", net_dev,
+			 "  eth1: 1 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
+		put(tcp_busy, "%s/net/tcp", r->proc);
+		put(text, "%s/net/dev", r->proc);
+	}
+}
+
+static void test_napd_dump_skipped(void)
+{
+	struct fake_run r;
+
+	fake_run(&r, "netdev", NULL);
+	put(net_dev, "%s/net/dev", r.proc);
+	CHECK(run_napd_tick(r.argv, r.out, 400, new_conn, &r) == 0);
+	CHECK(out_has(r.out, "nap held back by connections: 1 connection open"));
+	check_restored(r.t);
+}
+
 static void drop_blocker(void *arg)
 {
 	struct fake_run *r = arg;
@@ -1605,6 +1652,7 @@ static void test_napd_process_blocks(void)
 	fake_run(&r, "proc-block", "--process", "blockme", "--max-naps", "2",
 		 NULL);
 	put("55 (blockme) S 1 55 55 0\n", "%s/55/stat", r.proc);
+	put("blockme\n", "%s/55/comm", r.proc);
 	CHECK(run_napd_tick(r.argv, r.out, 0, drop_blocker, &r) == 0);
 	CHECK(out_has(r.out, "nap held back by process: blockme (pid 55)"));
 	CHECK(out_has(r.out, "{\"naps\":2,"));
@@ -1760,6 +1808,7 @@ static void test_napd_status_reload(void)
 	path_fmt(s.conf, sizeof(s.conf), "%s/napd.conf", r->t);
 	put("# test\nidle-ms = 5\n", "%s", s.conf);
 	put("55 (blockme) S 1 55 55 0\n", "%s/55/stat", r->proc);
+	put("blockme\n", "%s/55/comm", r->proc);
 	CHECK(run_napd_tick(argv, r->out, 700, status_tick, &s) == 0);
 	CHECK(strstr(s.got[0], "\"idle_ms\":5,") != NULL);
 	CHECK(strstr(s.got[0], "\"last_blocked\":{\"check\":\"process\",\"why\":\"blockme (pid 55)\"}") != NULL);
@@ -1808,6 +1857,7 @@ static const struct {
 	{ "idle_process_names", test_processes, false },
 	{ "idle_udp_queued", test_udp, false },
 	{ "rx_vector_selection", test_rx_vectors, false },
+	{ "proc_net_dev_rx", test_net_dev, false },
 	{ "notify_format", test_notify_format, false },
 	{ "notify_send_listener", test_notify_send, false },
 	{ "status_json_and_socket", test_status_json, false },
@@ -1820,6 +1870,7 @@ static const struct {
 	{ "napd_process_blocks_naps", test_napd_process_blocks, true },
 	{ "napd_cpu_runnable_disk_udp_block", test_napd_idle_checks, true },
 	{ "napd_sd_notify_ready_stopping", test_napd_notify, true },
+	{ "napd_new_connection_seen", test_napd_dump_skipped, true },
 	{ "napd_status_and_sighup_reload", test_napd_status_reload, true },
 };
 

@@ -291,16 +291,6 @@ static int idle_checks(struct napd *n)
 	unsigned int use;
 	int ret, check = -1;
 
-	if (o->nr_procs) {
-		ret = find_process(o->proc_root, o->procs, o->nr_procs,
-				   getpid(), n->why, sizeof(n->why));
-		if (ret < 0)
-			return CHECK_ERR(ret);
-		if (ret) {
-			n->sampled = false;
-			return CHECK_PROCESS;
-		}
-	}
 	ret = sample(n, &cpu, &disk);
 	if (ret)
 		return CHECK_ERR(ret);
@@ -312,7 +302,13 @@ static int idle_checks(struct napd *n)
 	    now_ns(CLOCK_MONOTONIC) - n->quiet_since < CPU_WINDOW_MAX_NS)
 		return CHECK_WAIT;
 	use = cpu_use_permille(&n->cpu0, &cpu);
-	if (o->cpu_max < 100 && use > o->cpu_max * 10) {
+	ret = o->nr_procs ? find_process(o->proc_root, o->procs, o->nr_procs,
+					 getpid(), n->why, sizeof(n->why)) : 0;
+	if (ret < 0)
+		return CHECK_ERR(ret);
+	if (ret) {
+		check = CHECK_PROCESS;
+	} else if (o->cpu_max < 100 && use > o->cpu_max * 10) {
 		snprintf(n->why, sizeof(n->why),
 			 "CPU use %u.%u%% > %lu%% over the last %lu ms",
 			 use / 10, use % 10, o->cpu_max, o->idle_ms);
@@ -664,7 +660,7 @@ static int install_signals(void)
 static int start(struct napd *n)
 {
 	const struct napd_opts *o = n->o;
-	char irqs[SETTING_VAL_MAX] = "", err[512];
+	char irqs[SETTING_VAL_MAX] = "";
 	int ret;
 
 	n->rx_fd = open(n->setup.rx_packets, O_RDONLY | O_CLOEXEC);
@@ -707,12 +703,6 @@ static int start(struct napd *n)
 	if (ret) {
 		fprintf(stderr, "napd: cannot read %s or %s: %s\n",
 			n->stat_path, n->diskstats_path, strerror(-ret));
-		return -1;
-	}
-
-	n->ctl_fd = ctl_listen(o->status_socket, err, sizeof(err));
-	if (n->ctl_fd < 0) {
-		fprintf(stderr, "napd: %s\n", err);
 		return -1;
 	}
 
@@ -791,10 +781,18 @@ int main(int argc, char *argv[])
 		return 1;
 	}
 
+	/* Before any change: a second napd must leave the first's alone. */
+	n.ctl_fd = ctl_listen(o.status_socket, err, sizeof(err));
+	if (n.ctl_fd < 0) {
+		fprintf(stderr, "napd: %s\n", err);
+		return 1;
+	}
+
 	if (napd_setup(&o, &n.setup, err, sizeof(err))) {
 		fprintf(stderr, "napd: %s\n", err);
 		notify(false, true, err);
 		napd_restore(&n.setup);
+		ctl_close(n.ctl_fd, o.status_socket);
 		return 1;
 	}
 

@@ -1761,6 +1761,9 @@ struct status_run {
 	char conf[PATH_MAX];
 	char got[2][2048];
 	long pid;
+	char **argv;
+	int second_rc;
+	bool second_ok;
 };
 
 static void query(char *buf, size_t size)
@@ -1776,6 +1779,7 @@ static void query(char *buf, size_t size)
 static void status_tick(void *arg)
 {
 	struct status_run *s = arg;
+	char out[PATH_MAX];
 	const char *p;
 
 	switch (++s->r.ticks) {
@@ -1792,6 +1796,12 @@ static void status_tick(void *arg)
 	case 45:
 		query(s->got[1], sizeof(s->got[1]));
 		break;
+	case 50:
+		/* a second napd on the same socket: refused before setup */
+		path_fmt(out, sizeof(out), "%s/out2", s->r.t);
+		s->second_rc = run_napd(s->argv, out, 0);
+		s->second_ok = out_has(out, "another napd is running");
+		break;
 	}
 }
 
@@ -1805,6 +1815,7 @@ static void test_napd_status_reload(void)
 			 "--log", "--process", "blockme", NULL };
 
 	fake_run(r, "status", NULL);
+	s.argv = argv;
 	path_fmt(s.conf, sizeof(s.conf), "%s/napd.conf", r->t);
 	put("# test\nidle-ms = 5\n", "%s", s.conf);
 	put("55 (blockme) S 1 55 55 0\n", "%s/55/stat", r->proc);
@@ -1816,6 +1827,7 @@ static void test_napd_status_reload(void)
 	if (t_failed)
 		printf("# status: %s# after SIGHUP: %s", s.got[0], s.got[1]);
 	CHECK(out_has(r->out, "napd: reloaded: idle 9 ms"));
+	CHECK(s.second_rc == 1 && s.second_ok);
 	CHECK(!path_exists(ctl_sock));
 	check_restored(r->t);
 

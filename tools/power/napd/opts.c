@@ -530,23 +530,57 @@ static void take_opt(struct napd_opts *dst, const struct napd_opts *src,
 		memcpy(dst->procs, src->procs, sizeof(dst->procs));
 		dst->nr_procs = src->nr_procs;
 		break;
-	case OPT_IDLE_MS:	dst->idle_ms = src->idle_ms; break;
-	case OPT_WAKE_DEV:	dst->wake_dev = src->wake_dev; break;
-	case OPT_MODE:		dst->mode = src->mode; break;
-	case OPT_CPU_MAX:	dst->cpu_max = src->cpu_max; break;
-	case OPT_RUNNABLE_MAX:	dst->runnable_max = src->runnable_max; break;
-	case OPT_DISK_CHECK:	dst->disk_check = src->disk_check; break;
-	case OPT_DRY_RUN:	dst->dry_run = src->dry_run; break;
-	case OPT_STATS:		dst->stats = src->stats; break;
-	case OPT_LOG:		dst->log = src->log; break;
-	case OPT_MAX_NAPS:	dst->max_naps = src->max_naps; break;
-	case OPT_SYSFS_ROOT:	dst->sysfs_root = src->sysfs_root; break;
-	case OPT_PROC_ROOT:	dst->proc_root = src->proc_root; break;
-	case OPT_CONFIG:	dst->config = src->config; break;
-	case OPT_STATUS_SOCKET:	dst->status_socket = src->status_socket; break;
-	case OPT_HELP:		dst->help = src->help; break;
-	case OPT_VERSION:	dst->version = src->version; break;
-	case OPT_STATUS:	dst->status = src->status; break;
+	case OPT_IDLE_MS:
+		dst->idle_ms = src->idle_ms;
+		break;
+	case OPT_WAKE_DEV:
+		dst->wake_dev = src->wake_dev;
+		break;
+	case OPT_MODE:
+		dst->mode = src->mode;
+		break;
+	case OPT_CPU_MAX:
+		dst->cpu_max = src->cpu_max;
+		break;
+	case OPT_RUNNABLE_MAX:
+		dst->runnable_max = src->runnable_max;
+		break;
+	case OPT_DISK_CHECK:
+		dst->disk_check = src->disk_check;
+		break;
+	case OPT_DRY_RUN:
+		dst->dry_run = src->dry_run;
+		break;
+	case OPT_STATS:
+		dst->stats = src->stats;
+		break;
+	case OPT_LOG:
+		dst->log = src->log;
+		break;
+	case OPT_MAX_NAPS:
+		dst->max_naps = src->max_naps;
+		break;
+	case OPT_SYSFS_ROOT:
+		dst->sysfs_root = src->sysfs_root;
+		break;
+	case OPT_PROC_ROOT:
+		dst->proc_root = src->proc_root;
+		break;
+	case OPT_CONFIG:
+		dst->config = src->config;
+		break;
+	case OPT_STATUS_SOCKET:
+		dst->status_socket = src->status_socket;
+		break;
+	case OPT_HELP:
+		dst->help = src->help;
+		break;
+	case OPT_VERSION:
+		dst->version = src->version;
+		break;
+	case OPT_STATUS:
+		dst->status = src->status;
+		break;
 	}
 }
 

@@ -4,9 +4,10 @@
  *
  * A virtio NIC is /sys/class/net/eth0/device -> .../0000:00:02.0/virtio0:
  * the virtio device has no interrupt of its own, its PCI parent owns the
- * MSI-X vectors.  Hence the walk up the real path.  Arming every vector of
- * the NIC (config, rx and tx queues) is deliberate: any of them means the
- * device wants attention.
+ * MSI-X vectors.  Hence the walk up the real path.  Of the vectors found
+ * only the receive ones are armed when their names in /proc/interrupts
+ * tell them apart: a transmit completion or a config change is no request.
+ * Otherwise every vector of the NIC is armed.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -111,22 +112,39 @@ int irqs_resolve(const char *sysfs_root, const char *proc_root,
 	char *text;
 	int n;
 
+	char rx_names[400];
+	int n_rx;
+
 	memset(src, 0, sizeof(*src));
 	n = walk_up(sysfs_root, netdev, irqs, max, src);
-	if (n)
-		return n;
-
 	if (path_fmt(path, sizeof(path), "%s/interrupts", proc_root))
+		text = NULL;
+	else
+		text = read_whole(path);
+	if (!n && text) {
+		if (src->devname[0])
+			names[1] = src->devname;
+		n = procnet_irqs_by_name(text, names, names[1] ? 2 : 1, irqs,
+					 max);
+		if (n)
+			snprintf(src->from, sizeof(src->from), "%s", path);
+	}
+	if (!n) {
+		free(text);
 		return 0;
-	text = read_whole(path);
-	if (!text)
-		return 0;
-	if (src->devname[0])
-		names[1] = src->devname;
-	n = procnet_irqs_by_name(text, names, names[1] ? 2 : 1, irqs, max);
+	}
+	n_rx = text ? procnet_rx_vectors(text, irqs, n, rx_names,
+					 sizeof(rx_names)) : 0;
 	free(text);
-	if (n)
-		snprintf(src->from, sizeof(src->from), "%s", path);
+	if (n_rx && n_rx < n) {
+		snprintf(src->armed, sizeof(src->armed),
+			 "receive vectors only (%s), %d other vector%s not armed",
+			 rx_names, n - n_rx, n - n_rx == 1 ? "" : "s");
+		return n_rx;
+	}
+	snprintf(src->armed, sizeof(src->armed), "%s",
+		 n_rx ? "all vectors (all are receive vectors)" :
+		 "all vectors (receive vectors not named apart in interrupts)");
 	return n;
 }
 

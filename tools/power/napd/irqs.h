@@ -13,6 +13,7 @@
 struct irq_source {
 	char devname[256];	/* basename of the device, e.g. "virtio0" */
 	char from[4096];	/* where the IRQs were found, for messages */
+	char armed[512];	/* which of them are armed and why */
 };
 
 /*
@@ -20,6 +21,9 @@ struct irq_source {
  * <sysfs>/class/net/@netdev/device to the first directory with an
  * msi_irqs/ directory or a nonzero irq file; failing that, scans
  * <proc>/interrupts for lines named after the netdev or its device.
+ * Of the IRQs found, only the receive vectors are kept when
+ * /proc/interrupts names them apart (procnet_rx_vectors()); otherwise
+ * all.  @src->armed says which.
  * Returns the number of IRQs stored in @irqs (0 if none was found).
  */
 int irqs_resolve(const char *sysfs_root, const char *proc_root,

@@ -9,13 +9,21 @@
  * a wakeup event that makes the kernel refuse or abort the nap, so none
  * is slept through.
  *
- * Settings are restored in the main flow on every exit; the signal handler
- * only sets a flag.  It is installed without SA_RESTART so that a blocked
- * read or write returns EINTR and the loop notices.
+ * Before a nap the machine must also be idle: CPU use over the idle
+ * window, runnable tasks, disk I/O and listed processes are checked once
+ * per window (cheap: two reads of /proc/stat per window), connections and
+ * packets at every poll.
+ *
+ * Settings are restored in the main flow on every exit; the signal
+ * handlers only set a flag.  They are installed without SA_RESTART so that
+ * a blocked read or write returns EINTR and the loop notices.  SIGHUP
+ * reloads the config file.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,23 +31,44 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checks.h"
+#include "ctl.h"
 #include "diag.h"
+#include "notify.h"
 #include "opts.h"
 #include "procnet.h"
 #include "setup.h"
 #include "stats.h"
 #include "sysfs.h"
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, reload;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop = 1;
+	if (sig == SIGHUP)
+		reload = 1;
+	else
+		stop = 1;
 }
 
 struct napd {
-	const struct napd_opts *o;
+	struct napd_opts *o;
+	int argc;
+	char *const *argv;
+	int ctl_fd;
+	char stat_path[PATH_MAX], diskstats_path[PATH_MAX];
+	char udp[2][PATH_MAX];
+	char net_dev[PATH_MAX];		/* /proc/net/dev */
+	bool have_net_dev;
+	bool conn_clean;		/* last dump: nothing busy ... */
+	unsigned long long conn_clean_rx;	/* ... with this all_rx() */
+	bool have_diskstats;
+	bool sampled;			/* cpu0/disk0 taken for this window */
+	struct cpu_sample cpu0;
+	struct disk_sample disk0;
+	int busy_check;			/* per-poll check seen busy, or -1 */
+	bool napped;			/* since the last nap held back */
+	char why[192];
 	struct napd_setup setup;
 	struct napd_stats stats;
 	struct diag diag;
@@ -58,6 +87,24 @@ static unsigned long long now_ns(clockid_t clk)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/* --log lines go to stderr (the journal under systemd). */
+static void logmsg(const struct napd *n, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void logmsg(const struct napd *n, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	if (!n->o->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	/* One write per line, so lines of a pipe do not interleave. */
+	fprintf(stderr, "napd: %s\n", line);
+}
+
 static int read_rx(struct napd *n, unsigned long long *rx)
 {
 	char buf[32], *end;
@@ -74,30 +121,54 @@ static int read_rx(struct napd *n, unsigned long long *rx)
 	return 0;
 }
 
-static int procfs_busy(struct napd *n)
+/*
+ * Sum a parser over /proc/net/{tcp,tcp6} or {udp,udp6}: a missing v6
+ * file (no IPv6) counts as nothing listening there.
+ */
+static int procfs_count(char paths[2][PATH_MAX],
+			int (*parse)(const char *, const unsigned short *, int),
+			const unsigned short *ports, int nr)
 {
-	const struct napd_opts *o = n->o;
 	int i, busy = 0;
 
 	for (i = 0; i < 2; i++) {
-		char *text = read_whole(n->tcp[i]);
+		char *text = read_whole(paths[i]);
 		int ret;
 
 		if (!text) {
-			/* No tcp6 without IPv6; nothing is listening there. */
 			if (i == 1 && errno == ENOENT)
 				continue;
 			return -errno;
 		}
-		ret = procnet_tcp_busy(text, o->ports, o->nr_ports);
+		ret = parse(text, ports, nr);
 		free(text);
 		if (ret < 0) {
-			fprintf(stderr, "napd: cannot parse %s\n", n->tcp[i]);
+			fprintf(stderr, "napd: cannot parse %s\n", paths[i]);
 			return -EINVAL;
 		}
 		busy += ret;
 	}
 	return busy;
+}
+
+/*
+ * Packets received on all interfaces (lo too), or false if unknown.  A
+ * new connection or datagram needs packets: while this total stands
+ * still, a dump that found nothing busy still holds.
+ */
+static bool all_rx(struct napd *n, unsigned long long *rx)
+{
+	char *text;
+	int ret;
+
+	if (!n->have_net_dev)
+		return false;
+	text = read_whole(n->net_dev);
+	if (!text)
+		return false;
+	ret = procnet_dev_rx(text, rx);
+	free(text);
+	return !ret;
 }
 
 /* Connections on the served ports: >0 busy, 0 none, -errno. */
@@ -113,24 +184,172 @@ static int conn_busy(struct napd *n)
 		diag_close(&n->diag);
 		n->use_diag = false;
 	}
-	return procfs_busy(n);
+	return procfs_count(n->tcp, procnet_tcp_busy, n->o->ports,
+			    n->o->nr_ports);
 }
 
-/* Anything going on?  1 yes, 0 quiet, -errno. */
-static int activity(struct napd *n)
+/*
+ * Received packets, the per-poll check, and with @full the connections
+ * and UDP queues.  Those are for the end of the quiet time only: a
+ * sock_diag dump walks the whole TCP hash table (~0.3 ms with 256k
+ * buckets), and a new connection or datagram from the network is a
+ * received packet anyway.  Busy: the check's number, with the reason in
+ * n->why.  Quiet: -1.  Error: -1000 - errno.
+ */
+#define CHECK_ERR(e)	(-1000 + (e))
+#define CHECK_WAIT	(-2)	/* not enough measured yet */
+#define CPU_MIN_TICKS	5
+#define CPU_WINDOW_MAX_NS	100000000ULL
+
+static int activity(struct napd *n, bool full)
 {
+	const struct napd_opts *o = n->o;
 	unsigned long long rx;
+	bool have_rx;
 	int ret;
 
 	ret = read_rx(n, &rx);
 	if (ret)
-		return ret;
+		return CHECK_ERR(ret);
 	if (rx != n->last_rx) {
+		snprintf(n->why, sizeof(n->why), "%llu packets received",
+			 rx - n->last_rx);
 		n->last_rx = rx;
-		return 1;
+		return CHECK_PACKETS;
 	}
+	if (!full)
+		return -1;
+	have_rx = all_rx(n, &rx);
+	if (have_rx && n->conn_clean && rx == n->conn_clean_rx)
+		return -1;	/* nothing came in since all was clear */
 	ret = conn_busy(n);
-	return ret < 0 ? ret : ret > 0;
+	if (ret < 0)
+		return CHECK_ERR(ret);
+	if (ret) {
+		n->conn_clean = false;
+		snprintf(n->why, sizeof(n->why), "%d connection%s open", ret,
+			 ret == 1 ? "" : "s");
+		return CHECK_CONN;
+	}
+	if (o->nr_udp_ports) {
+		ret = procfs_count(n->udp, procnet_udp_busy, o->udp_ports,
+				   o->nr_udp_ports);
+		if (ret < 0)
+			return CHECK_ERR(ret);
+		if (ret) {
+			n->conn_clean = false;
+			snprintf(n->why, sizeof(n->why),
+				 "%d UDP socket%s with queued data", ret,
+				 ret == 1 ? "" : "s");
+			return CHECK_UDP;
+		}
+	}
+	n->conn_clean = have_rx;
+	n->conn_clean_rx = rx;
+	return -1;
+}
+
+static int sample(struct napd *n, struct cpu_sample *cpu,
+		  struct disk_sample *disk)
+{
+	char *text = read_whole(n->stat_path);
+	int ret;
+
+	if (!text)
+		return -errno;
+	ret = parse_proc_stat(text, cpu);
+	free(text);
+	if (ret) {
+		fprintf(stderr, "napd: cannot parse %s\n", n->stat_path);
+		return -EINVAL;
+	}
+	memset(disk, 0, sizeof(*disk));
+	if (!n->have_diskstats || !n->o->disk_check)
+		return 0;
+	text = read_whole(n->diskstats_path);
+	if (!text)
+		return -errno;
+	ret = parse_diskstats(text, disk);
+	free(text);
+	if (ret) {
+		fprintf(stderr, "napd: cannot parse %s\n", n->diskstats_path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The once-per-window checks, against the sample taken when the window
+ * began.  Same return convention as activity(), or CHECK_WAIT; the new
+ * sample becomes the start of the next window.
+ */
+static int idle_checks(struct napd *n)
+{
+	const struct napd_opts *o = n->o;
+	struct cpu_sample cpu;
+	struct disk_sample disk;
+	unsigned int use;
+	int ret, check = -1;
+
+	ret = sample(n, &cpu, &disk);
+	if (ret)
+		return CHECK_ERR(ret);
+	/*
+	 * /proc/stat counts in USER_HZ ticks (10 ms): a short idle window
+	 * may hold none.  Wait for a few ticks, or CPU_WINDOW_MAX_NS.
+	 */
+	if (o->cpu_max < 100 && cpu.total - n->cpu0.total < CPU_MIN_TICKS &&
+	    now_ns(CLOCK_MONOTONIC) - n->quiet_since < CPU_WINDOW_MAX_NS)
+		return CHECK_WAIT;
+	use = cpu_use_permille(&n->cpu0, &cpu);
+	ret = o->nr_procs ? find_process(o->proc_root, o->procs, o->nr_procs,
+					 getpid(), n->why, sizeof(n->why)) : 0;
+	if (ret < 0)
+		return CHECK_ERR(ret);
+	if (ret) {
+		check = CHECK_PROCESS;
+	} else if (o->cpu_max < 100 && use > o->cpu_max * 10) {
+		snprintf(n->why, sizeof(n->why),
+			 "CPU use %u.%u%% > %lu%% over the last %lu ms",
+			 use / 10, use % 10, o->cpu_max, o->idle_ms);
+		check = CHECK_CPU;
+	} else if (cpu.running > 1 + o->runnable_max) {
+		/* procs_running counts napd itself: it is reading. */
+		snprintf(n->why, sizeof(n->why),
+			 "%lu runnable task%s besides napd > %lu",
+			 cpu.running - 1, cpu.running == 2 ? "" : "s",
+			 o->runnable_max);
+		check = CHECK_RUNNABLE;
+	} else if (o->disk_check && n->have_diskstats &&
+		   (disk.in_flight || disk.ios != n->disk0.ios)) {
+		snprintf(n->why, sizeof(n->why),
+			 "disk I/O: %llu in flight, %llu done in the last %lu ms",
+			 disk.in_flight, disk.ios - n->disk0.ios, o->idle_ms);
+		check = CHECK_DISK;
+	}
+	n->cpu0 = cpu;
+	n->disk0 = disk;
+	n->sampled = true;
+	return check;
+}
+
+/*
+ * Count and (with --log) log a nap held back by @check.  The same reason
+ * as the last one logged is not logged again until a nap: an idle
+ * keep-alive connection would otherwise log every quiet time.
+ */
+static void held_back(struct napd *n, int check)
+{
+	bool repeat = n->stats.last_blocked == check &&
+		      !strcmp(n->stats.last_why, n->why) && !n->napped;
+
+	n->stats.blocked[check]++;
+	n->stats.last_blocked = check;
+	snprintf(n->stats.last_why, sizeof(n->stats.last_why), "%s", n->why);
+	n->napped = false;
+	if (!repeat)
+		logmsg(n, "nap held back by %s: %s", check_name(check),
+		       n->why);
 }
 
 /* Read /sys/power/pseudosleep/@name; false without pseudo-sleep. */
@@ -150,7 +369,7 @@ static void after_nap(struct napd *n, unsigned long long slept_ns)
 	unsigned long long dur, lat, irq;
 	bool have_irq, have_lat;
 	int ret;
-	char irq_s[24] = "none", lat_s[24] = "-";
+	char irq_s[24] = "none", lat_s[24] = "-", status[128];
 
 	if (!pseudo_value(n, "last_nap_ns", &dur))
 		dur = slept_ns;
@@ -168,15 +387,20 @@ static void after_nap(struct napd *n, unsigned long long slept_ns)
 
 	n->stats.naps++;
 	n->stats.nap_ns += dur;
+	n->napped = true;
+	n->stats.last_wake_irq = -1;
+	n->stats.last_latency_ns = have_lat ? (long long)lat : -1;
 	if (have_irq) {
 		stats_wake_irq(&n->stats, irq);
 		snprintf(irq_s, sizeof(irq_s), "%llu", irq);
 	}
 	if (have_lat)
 		snprintf(lat_s, sizeof(lat_s), "%llu", lat);
-	if (n->o->log)
-		printf("napd: nap %lu slept %.3f ms duration_ns=%llu wake_irq=%s wake_latency_ns=%s aborted=0\n",
-		       n->stats.naps, dur / 1e6, dur, irq_s, lat_s);
+	logmsg(n, "nap %lu slept %.3f ms duration_ns=%llu wake_irq=%s wake_latency_ns=%s aborted=0",
+	       n->stats.naps, dur / 1e6, dur, irq_s, lat_s);
+	snprintf(status, sizeof(status), "%lu naps, %.1f s asleep, last woken by IRQ %s",
+		 n->stats.naps, n->stats.nap_ns / 1e9, irq_s);
+	notify(false, false, status);
 }
 
 enum { NAP_DONE, NAP_SKIPPED };
@@ -203,12 +427,16 @@ static int try_nap(struct napd *n)
 	 * Look again now that the count is taken: work that arrived before
 	 * is seen here, work that arrives after is a wakeup event.
 	 */
-	ret = activity(n);
-	if (ret < 0)
+	ret = activity(n, true);
+	if (ret <= CHECK_ERR(0)) {
 		fprintf(stderr, "napd: cannot check for activity: %s\n",
-			strerror(-ret));
-	if (ret)
-		return ret < 0 ? ret : NAP_SKIPPED;
+			strerror(-(ret - CHECK_ERR(0))));
+		return ret - CHECK_ERR(0);
+	}
+	if (ret >= 0) {
+		held_back(n, ret);
+		return NAP_SKIPPED;
+	}
 
 	if (n->o->dry_run) {
 		printf("napd: would nap (wakeup_count %s)\n", count);
@@ -219,8 +447,9 @@ static int try_nap(struct napd *n)
 	ret = sysfs_write(s->wakeup_count, count);
 	if (ret == -EINVAL) {
 		n->stats.refused++;
-		if (n->o->log)
-			printf("napd: handshake refused: wakeup event since wakeup_count read\n");
+		snprintf(n->why, sizeof(n->why),
+			 "wakeup event since wakeup_count was read");
+		held_back(n, CHECK_HANDSHAKE);
 		return NAP_SKIPPED;
 	}
 	if (ret == -EINTR)
@@ -246,8 +475,7 @@ static int try_nap(struct napd *n)
 	if (ret == -EBUSY || ret == -EAGAIN) {
 		/* A wakeup event raced the entry: exactly what we want. */
 		n->stats.aborted++;
-		if (n->o->log)
-			printf("napd: nap aborted by a wakeup event during entry aborted=1\n");
+		logmsg(n, "nap aborted by a wakeup event during entry aborted=1");
 		return NAP_DONE;
 	}
 	if (ret == -EINTR)
@@ -257,46 +485,141 @@ static int try_nap(struct napd *n)
 	return ret;
 }
 
-static void poll_sleep(unsigned long us)
+/* Sleep @us, answering --status queries that come in meanwhile. */
+static void poll_sleep(struct napd *n, unsigned long us)
 {
 	struct timespec ts = {
 		.tv_sec = us / 1000000,
 		.tv_nsec = (us % 1000000) * 1000,
 	};
+	struct pollfd pfd = { .fd = n->ctl_fd, .events = POLLIN };
 
 	/* An interrupting signal just ends the sleep early. */
-	clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+	if (ppoll(&pfd, n->ctl_fd >= 0, &ts, NULL) > 0) {
+		char msg[2048];
+
+		if (stats_format_status(&n->stats, getpid(), n->o->idle_ms,
+					msg, sizeof(msg)) < 0)
+			snprintf(msg, sizeof(msg), "{\"error\":\"too long\"}\n");
+		ctl_serve(n->ctl_fd, msg);
+	}
+}
+
+/*
+ * SIGHUP: read the config file again, command line still on top.  What
+ * setup fixed at start (device, mode, roots, socket) stays; a bad file
+ * changes nothing.
+ */
+static void do_reload(struct napd *n)
+{
+	static struct napd_opts fresh;
+	struct napd_opts *o = n->o;
+	char err[512], status[160];
+	bool ok;
+	int i;
+
+	reload = 0;
+	if (napd_load_opts(&fresh, n->argc, n->argv, err, sizeof(err))) {
+		napd_opts_free(&fresh);
+		fprintf(stderr, "napd: reload failed, settings kept: %s\n", err);
+		notify(false, false, "reload failed, settings kept");
+		return;
+	}
+	if (strcmp(fresh.wake_dev, o->wake_dev) || fresh.mode != o->mode ||
+	    fresh.nr_keep != o->nr_keep ||
+	    strcmp(fresh.sysfs_root, o->sysfs_root) ||
+	    strcmp(fresh.proc_root, o->proc_root) ||
+	    strcmp(fresh.status_socket, o->status_socket) ||
+	    fresh.dry_run != o->dry_run)
+		fprintf(stderr, "napd: reload: wake-dev, mode, keep-awake, sysfs-root, proc-root, status-socket and dry-run take a restart; kept\n");
+	/* Copies: the old strings go with the old settings. */
+	fresh.wake_dev = napd_opts_strdup(&fresh, o->wake_dev);
+	fresh.mode = o->mode;
+	for (i = 0; i < o->nr_keep; i++)
+		fresh.keep_awake[i] = napd_opts_strdup(&fresh, o->keep_awake[i]);
+	fresh.nr_keep = o->nr_keep;
+	fresh.sysfs_root = napd_opts_strdup(&fresh, o->sysfs_root);
+	fresh.proc_root = napd_opts_strdup(&fresh, o->proc_root);
+	fresh.status_socket = napd_opts_strdup(&fresh, o->status_socket);
+	fresh.dry_run = o->dry_run;
+	ok = fresh.wake_dev && fresh.sysfs_root && fresh.proc_root &&
+	     fresh.status_socket;
+	for (i = 0; i < fresh.nr_keep; i++)
+		ok = ok && fresh.keep_awake[i];
+	if (!ok) {
+		napd_opts_free(&fresh);
+		fprintf(stderr, "napd: reload failed, settings kept: out of memory\n");
+		return;
+	}
+	napd_opts_free(o);
+	*o = fresh;
+	n->sampled = false;
+	n->conn_clean = false;	/* the ports may have changed */
+	fprintf(stderr, "napd: reloaded: idle %lu ms, cpu-max %lu%%, runnable-max %lu, %d process name%s\n",
+		o->idle_ms, o->cpu_max, o->runnable_max, o->nr_procs,
+		o->nr_procs == 1 ? "" : "s");
+	snprintf(status, sizeof(status), "reloaded: idle %lu ms", o->idle_ms);
+	notify(false, false, status);
 }
 
 static int run(struct napd *n)
 {
-	const struct napd_opts *o = n->o;
-	unsigned long long idle_ns = o->idle_ms * 1000000ULL;
-	/* Poll often enough to notice idle-ms of quiet within ~20%. */
-	unsigned long poll_us = o->idle_ms * 200 < 10000 ?
-				o->idle_ms * 200 : 10000;
 	int ret;
 
 	n->quiet_since = now_ns(CLOCK_MONOTONIC);
 	while (!stop) {
+		const struct napd_opts *o = n->o;
+		/*
+		 * Notice idle-ms of quiet within a third of it: each wakeup
+		 * costs (at --idle-ms 50, 60 a second are ~0.35 % of a CPU).
+		 */
+		unsigned long poll_us = o->idle_ms * 333 < 25000 ?
+					o->idle_ms * 333 : 25000;
+
 		if (o->max_naps && n->stats.naps >= o->max_naps)
 			return 0;
-		poll_sleep(poll_us);
+		poll_sleep(n, poll_us);
 		if (stop)
 			break;
+		if (reload)
+			do_reload(n);
 
-		ret = activity(n);
-		if (ret < 0) {
-			fprintf(stderr, "napd: cannot check for activity: %s\n",
-				strerror(-ret));
-			return ret;
+		ret = activity(n, false);
+		if (ret <= CHECK_ERR(0))
+			goto fatal;
+		if (ret >= 0) {
+			/* A busy spell holds back one nap, logged once. */
+			if (n->busy_check != ret)
+				held_back(n, ret);
+			n->busy_check = ret;
+			n->quiet_since = now_ns(CLOCK_MONOTONIC);
+			n->sampled = false;
+			continue;
 		}
-		if (ret) {
+		n->busy_check = -1;
+		if (!n->sampled) {
+			/* The window's CPU and disk baseline. */
+			ret = sample(n, &n->cpu0, &n->disk0);
+			if (ret)
+				goto fatal_errno;
+			n->sampled = true;
+			n->quiet_since = now_ns(CLOCK_MONOTONIC);
+		}
+		if (now_ns(CLOCK_MONOTONIC) - n->quiet_since <
+		    o->idle_ms * 1000000ULL)
+			continue;
+
+		/* Connections and UDP: in try_nap(), after wakeup_count. */
+		ret = idle_checks(n);
+		if (ret <= CHECK_ERR(0))
+			goto fatal;
+		if (ret == CHECK_WAIT)
+			continue;
+		if (ret >= 0) {
+			held_back(n, ret);
 			n->quiet_since = now_ns(CLOCK_MONOTONIC);
 			continue;
 		}
-		if (now_ns(CLOCK_MONOTONIC) - n->quiet_since < idle_ns)
-			continue;
 
 		ret = try_nap(n);
 		if (ret < 0)
@@ -306,8 +629,16 @@ static int run(struct napd *n)
 		 * found at the last moment) stay up for idle-ms of quiet.
 		 */
 		n->quiet_since = now_ns(CLOCK_MONOTONIC);
+		n->sampled = false;
 	}
 	return 0;
+
+fatal:
+	ret -= CHECK_ERR(0);
+fatal_errno:
+	fprintf(stderr, "napd: cannot check for activity: %s\n",
+		strerror(-ret));
+	return ret;
 }
 
 static int install_signals(void)
@@ -340,7 +671,17 @@ static int start(struct napd *n)
 	if (path_fmt(n->tcp[0], sizeof(n->tcp[0]), "%s/net/tcp",
 		     o->proc_root) ||
 	    path_fmt(n->tcp[1], sizeof(n->tcp[1]), "%s/net/tcp6",
-		     o->proc_root))
+		     o->proc_root) ||
+	    path_fmt(n->udp[0], sizeof(n->udp[0]), "%s/net/udp",
+		     o->proc_root) ||
+	    path_fmt(n->udp[1], sizeof(n->udp[1]), "%s/net/udp6",
+		     o->proc_root) ||
+	    path_fmt(n->stat_path, sizeof(n->stat_path), "%s/stat",
+		     o->proc_root) ||
+	    path_fmt(n->net_dev, sizeof(n->net_dev), "%s/net/dev",
+		     o->proc_root) ||
+	    path_fmt(n->diskstats_path, sizeof(n->diskstats_path),
+		     "%s/diskstats", o->proc_root))
 		return -1;
 
 	/* sock_diag sees the real kernel; a fake --proc-root means files. */
@@ -352,30 +693,66 @@ static int start(struct napd *n)
 			strerror(-ret));
 		return -1;
 	}
+	n->have_net_dev = path_exists(n->net_dev);
+	/* No block layer (CONFIG_BLOCK=n), no disk I/O to wait for. */
+	n->have_diskstats = path_exists(n->diskstats_path);
+	if (!n->have_diskstats && o->disk_check)
+		fprintf(stderr, "napd: no %s, not checking disk I/O\n",
+			n->diskstats_path);
+	ret = sample(n, &n->cpu0, &n->disk0);
+	if (ret) {
+		fprintf(stderr, "napd: cannot read %s or %s: %s\n",
+			n->stat_path, n->diskstats_path, strerror(-ret));
+		return -1;
+	}
 
-	if (o->log) {
-		irqlist_format(n->setup.irqs, n->setup.nr_irqs, irqs,
-			       sizeof(irqs));
-		printf("napd: mode %s, idle %lu ms, wake device %s, wake irqs %s (from %s), connections via %s\n",
-		       napd_mode_name(o->mode), o->idle_ms, o->wake_dev,
-		       irqs[0] ? irqs : "none",
-		       n->setup.irq_src.from[0] ? n->setup.irq_src.from : "-",
-		       n->use_diag ? "sock_diag" : n->tcp[0]);
+	irqlist_format(n->setup.irqs, n->setup.nr_irqs, irqs, sizeof(irqs));
+	logmsg(n, "mode %s, idle %lu ms, wake device %s, wake irqs %s (from %s), connections via %s",
+	       napd_mode_name(o->mode), o->idle_ms, o->wake_dev,
+	       irqs[0] ? irqs : "none",
+	       n->setup.irq_src.from[0] ? n->setup.irq_src.from : "-",
+	       n->use_diag ? "sock_diag" : n->tcp[0]);
+	logmsg(n, "armed %s: %s", irqs[0] ? irqs : "none",
+	       n->setup.irq_src.armed[0] ? n->setup.irq_src.armed : "-");
+	logmsg(n, "idle checks: cpu-max %lu%%, runnable-max %lu, disk %s, %d process name%s, %d UDP port%s",
+	       o->cpu_max, o->runnable_max,
+	       o->disk_check && n->have_diskstats ? "yes" : "no",
+	       o->nr_procs, o->nr_procs == 1 ? "" : "s", o->nr_udp_ports,
+	       o->nr_udp_ports == 1 ? "" : "s");
+	return 0;
+}
+
+static int status_client(const struct napd_opts *o)
+{
+	int ret = ctl_query(o->status_socket, stdout, 30);
+
+	if (ret) {
+		fprintf(stderr, "napd: no answer from %s: %s (is napd running?)\n",
+			o->status_socket, strerror(-ret));
+		return 1;
 	}
 	return 0;
+}
+
+static struct napd_opts o;
+
+static void free_opts(void)
+{
+	napd_opts_free(&o);
 }
 
 int main(int argc, char *argv[])
 {
 	static struct napd n;
-	struct napd_opts o;
-	char err[512];
+	char err[512], status[192];
 	int ret = 0;
 
-	if (napd_parse_opts(&o, argc, argv, err, sizeof(err))) {
+	if (napd_load_opts(&o, argc, argv, err, sizeof(err))) {
+		napd_opts_free(&o);
 		fprintf(stderr, "napd: %s\n\n%s", err, napd_usage);
 		return 2;
 	}
+	atexit(free_opts);
 	if (o.help) {
 		fputs(napd_usage, stdout);
 		return 0;
@@ -384,12 +761,19 @@ int main(int argc, char *argv[])
 		printf("napd %s\n", NAPD_VERSION);
 		return 0;
 	}
+	if (o.status)
+		return status_client(&o);
 
-	/* Log lines must reach a pipe or serial console before a nap. */
+	/* Output must reach a pipe or serial console before a nap. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	n.o = &o;
+	n.argc = argc;
+	n.argv = argv;
 	n.rx_fd = -1;
 	n.diag.fd = -1;
+	n.ctl_fd = -1;
+	n.busy_check = -1;
+	stats_init(&n.stats);
 
 	/* Before the first change, so a signal during setup still restores. */
 	if (install_signals()) {
@@ -397,23 +781,43 @@ int main(int argc, char *argv[])
 		return 1;
 	}
 
-	if (napd_setup(&o, &n.setup, err, sizeof(err))) {
+	/* Before any change: a second napd must leave the first's alone. */
+	n.ctl_fd = ctl_listen(o.status_socket, err, sizeof(err));
+	if (n.ctl_fd < 0) {
 		fprintf(stderr, "napd: %s\n", err);
-		napd_restore(&n.setup);
 		return 1;
 	}
 
-	if (start(&n) || run(&n) < 0)
-		ret = 1;
+	if (napd_setup(&o, &n.setup, err, sizeof(err))) {
+		fprintf(stderr, "napd: %s\n", err);
+		notify(false, true, err);
+		napd_restore(&n.setup);
+		ctl_close(n.ctl_fd, o.status_socket);
+		return 1;
+	}
 
+	if (start(&n)) {
+		ret = 1;
+	} else {
+		snprintf(status, sizeof(status),
+			 "napping when idle for %lu ms; wake device %s",
+			 o.idle_ms, o.wake_dev);
+		notify(true, false, status);
+		if (run(&n) < 0)
+			ret = 1;
+	}
+
+	notify(false, true, ret ? "failed, restoring settings" :
+	       "stopping, restoring settings");
 	if (napd_restore(&n.setup))
 		ret = 1;
+	ctl_close(n.ctl_fd, o.status_socket);
 	diag_close(&n.diag);
 	if (n.rx_fd >= 0)
 		close(n.rx_fd);
 
 	if (o.log)
-		stats_print_summary(&n.stats, stdout);
+		stats_print_summary(&n.stats, stderr);
 	if (o.stats)
 		stats_print_json(&n.stats, stdout);
 	return ret;

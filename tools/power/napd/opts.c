@@ -5,6 +5,7 @@
  * Hand-rolled rather than getopt_long() so that it keeps no global state
  * (optind) and can be called repeatedly from the unit tests.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,28 +13,41 @@
 #include <string.h>
 
 #include "opts.h"
+#include "sysfs.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 const char napd_usage[] =
 "Usage: napd --port PORT [--port PORT]... --wake-dev NETDEV [options]\n"
+"       napd --status [--status-socket PATH]\n"
 "\n"
 "Nap the machine between requests using pseudo-sleep.\n"
 "\n"
-"  --port PORT        TCP port served (1..65535, repeatable, required)\n"
-"  --wake-dev NETDEV  network device whose IRQs end a nap (required)\n"
-"  --idle-ms MS       quiet time before a nap (1..3600000, default 50)\n"
-"  --mode MODE        pseudo (default), s2idle or deep\n"
-"  --keep-awake DEV   keep a device running during naps (repeatable);\n"
-"                     a sysfs device directory or a name such as ttyS0\n"
-"  --dry-run          write nothing, do not nap, print what would happen\n"
-"  --stats            print totals as JSON on exit\n"
-"  --log              print one line per nap\n"
-"  --max-naps N       exit after N naps\n"
-"  --sysfs-root DIR   sysfs mount point (default /sys)\n"
-"  --proc-root DIR    procfs mount point (default /proc)\n"
-"  --help             show this text\n"
-"  --version          show the version\n";
+"  --port PORT          TCP port served (1..65535, repeatable, required)\n"
+"  --udp-port PORT      UDP port served: queued data blocks a nap (repeatable)\n"
+"  --wake-dev NETDEV    network device whose IRQs end a nap (required)\n"
+"  --idle-ms MS         quiet time before a nap (1..3600000, default 50)\n"
+"  --mode MODE          pseudo (default), s2idle or deep\n"
+"  --keep-awake DEV     keep a device running during naps (repeatable);\n"
+"                       a sysfs device directory or a name such as ttyS0\n"
+"  --process NAME       no nap while a process of this name runs (repeatable)\n"
+"  --cpu-max PCT        no nap if CPU use over the idle time was above PCT %\n"
+"                       of all CPUs (1..100, default 10; 100: no check)\n"
+"  --runnable-max N     no nap with more than N runnable tasks besides napd\n"
+"                       (default 0)\n"
+"  --disk-check yes|no  no nap with disk I/O in flight or done (default yes)\n"
+"  --config FILE        settings file (default /etc/napd.conf if present);\n"
+"                       command line options win\n"
+"  --status-socket PATH unix socket for --status (default /run/napd.sock)\n"
+"  --status             ask the running napd for its state, print JSON\n"
+"  --dry-run            write nothing, do not nap, print what would happen\n"
+"  --stats              print totals as JSON on exit\n"
+"  --log                log one line per nap and per held back nap\n"
+"  --max-naps N         exit after N naps\n"
+"  --sysfs-root DIR     sysfs mount point (default /sys)\n"
+"  --proc-root DIR      procfs mount point (default /proc)\n"
+"  --help               show this text\n"
+"  --version            show the version\n";
 
 static const char *const mode_names[] = {
 	[NAPD_MODE_PSEUDO] = "pseudo",
@@ -79,66 +93,140 @@ static int parse_ulong(const char *s, unsigned long min, unsigned long max,
 enum opt_id {
 	OPT_PORT, OPT_IDLE_MS, OPT_WAKE_DEV, OPT_MODE, OPT_KEEP_AWAKE,
 	OPT_DRY_RUN, OPT_STATS, OPT_LOG, OPT_MAX_NAPS, OPT_SYSFS_ROOT,
-	OPT_PROC_ROOT, OPT_HELP, OPT_VERSION,
+	OPT_PROC_ROOT, OPT_HELP, OPT_VERSION, OPT_UDP_PORT, OPT_PROCESS,
+	OPT_CPU_MAX, OPT_RUNNABLE_MAX, OPT_DISK_CHECK, OPT_CONFIG,
+	OPT_STATUS_SOCKET, OPT_STATUS,
+};
+
+/* How an option may be given. */
+enum {
+	ARG = 1,	/* takes a value */
+	LIST = 2,	/* repeatable; the config file may list several */
+	NOCONF = 4,	/* command line only */
 };
 
 static const struct {
 	const char *name;
 	enum opt_id id;
-	bool has_arg;
+	unsigned int flags;
 } opt_table[] = {
-	{ "port",	OPT_PORT,	true },
-	{ "idle-ms",	OPT_IDLE_MS,	true },
-	{ "wake-dev",	OPT_WAKE_DEV,	true },
-	{ "mode",	OPT_MODE,	true },
-	{ "keep-awake",	OPT_KEEP_AWAKE,	true },
-	{ "dry-run",	OPT_DRY_RUN,	false },
-	{ "stats",	OPT_STATS,	false },
-	{ "log",	OPT_LOG,	false },
-	{ "max-naps",	OPT_MAX_NAPS,	true },
-	{ "sysfs-root",	OPT_SYSFS_ROOT,	true },
-	{ "proc-root",	OPT_PROC_ROOT,	true },
-	{ "help",	OPT_HELP,	false },
-	{ "version",	OPT_VERSION,	false },
+	{ "port",		OPT_PORT,		ARG | LIST },
+	{ "udp-port",		OPT_UDP_PORT,		ARG | LIST },
+	{ "idle-ms",		OPT_IDLE_MS,		ARG },
+	{ "wake-dev",		OPT_WAKE_DEV,		ARG },
+	{ "mode",		OPT_MODE,		ARG },
+	{ "keep-awake",		OPT_KEEP_AWAKE,		ARG | LIST },
+	{ "process",		OPT_PROCESS,		ARG | LIST },
+	{ "cpu-max",		OPT_CPU_MAX,		ARG },
+	{ "runnable-max",	OPT_RUNNABLE_MAX,	ARG },
+	{ "disk-check",		OPT_DISK_CHECK,		ARG },
+	{ "dry-run",		OPT_DRY_RUN,		0 },
+	{ "stats",		OPT_STATS,		0 },
+	{ "log",		OPT_LOG,		0 },
+	{ "max-naps",		OPT_MAX_NAPS,		ARG },
+	{ "sysfs-root",		OPT_SYSFS_ROOT,		ARG },
+	{ "proc-root",		OPT_PROC_ROOT,		ARG },
+	{ "status-socket",	OPT_STATUS_SOCKET,	ARG },
+	{ "config",		OPT_CONFIG,		ARG | NOCONF },
+	{ "status",		OPT_STATUS,		NOCONF },
+	{ "help",		OPT_HELP,		NOCONF },
+	{ "version",		OPT_VERSION,		NOCONF },
 };
 
-static int add_port(struct napd_opts *o, unsigned long port,
-		    char *err, size_t errlen)
+static int add_port(unsigned short *ports, int *nr, unsigned long port,
+		    const char *pfx, const char *name, char *err,
+		    size_t errlen)
 {
 	int i;
 
 	/* Duplicates are harmless but would waste a slot. */
-	for (i = 0; i < o->nr_ports; i++)
-		if (o->ports[i] == port)
+	for (i = 0; i < *nr; i++)
+		if (ports[i] == port)
 			return 0;
-	if (o->nr_ports == NAPD_MAX_PORTS)
-		return fail(err, errlen, "too many --port (max %d)",
+	if (*nr == NAPD_MAX_PORTS)
+		return fail(err, errlen, "too many %s%s (max %d)", pfx, name,
 			    NAPD_MAX_PORTS);
-	o->ports[o->nr_ports++] = port;
+	ports[(*nr)++] = port;
 	return 0;
 }
 
-static int apply_opt(struct napd_opts *o, enum opt_id id, const char *name,
-		     const char *arg, char *err, size_t errlen)
+static int parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" };
+	static const char *const no[] = { "no", "false", "off", "0" };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (!strcmp(s, yes[i])) {
+			*out = true;
+			return 0;
+		}
+		if (!strcmp(s, no[i])) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Apply one setting.  @pfx is "--" on the command line and "" in the
+ * config file, so that messages name the setting as the user wrote it.
+ * A flag's @arg is NULL on the command line and yes/no in the file.
+ */
+static int apply_opt(struct napd_opts *o, enum opt_id id, const char *pfx,
+		     const char *name, const char *arg, char *err,
+		     size_t errlen)
 {
 	unsigned long v;
+	bool b = true;
+
+	if (arg && (id == OPT_DRY_RUN || id == OPT_STATS || id == OPT_LOG) &&
+	    parse_bool(arg, &b))
+		return fail(err, errlen, "bad %s%s '%s' (yes or no)", pfx,
+			    name, arg);
 
 	switch (id) {
 	case OPT_PORT:
+	case OPT_UDP_PORT:
 		if (parse_ulong(arg, 1, 65535, &v))
 			return fail(err, errlen,
-				    "bad --port '%s' (1..65535)", arg);
-		return add_port(o, v, err, errlen);
+				    "bad %s%s '%s' (1..65535)", pfx, name, arg);
+		if (id == OPT_PORT)
+			return add_port(o->ports, &o->nr_ports, v, pfx, name,
+					err, errlen);
+		return add_port(o->udp_ports, &o->nr_udp_ports, v, pfx, name,
+				err, errlen);
 	case OPT_IDLE_MS:
 		if (parse_ulong(arg, 1, NAPD_IDLE_MS_MAX, &v))
 			return fail(err, errlen,
-				    "bad --idle-ms '%s' (1..%lu)", arg,
+				    "bad %sidle-ms '%s' (1..%lu)", pfx, arg,
 				    NAPD_IDLE_MS_MAX);
 		o->idle_ms = v;
 		return 0;
+	case OPT_CPU_MAX:
+		if (parse_ulong(arg, 1, 100, &v))
+			return fail(err, errlen,
+				    "bad %scpu-max '%s' (1..100)", pfx, arg);
+		o->cpu_max = v;
+		return 0;
+	case OPT_RUNNABLE_MAX:
+		if (parse_ulong(arg, 0, 1000000, &v))
+			return fail(err, errlen,
+				    "bad %srunnable-max '%s' (0..1000000)", pfx,
+				    arg);
+		o->runnable_max = v;
+		return 0;
+	case OPT_DISK_CHECK:
+		if (parse_bool(arg, &o->disk_check))
+			return fail(err, errlen,
+				    "bad %sdisk-check '%s' (yes or no)", pfx,
+				    arg);
+		return 0;
 	case OPT_WAKE_DEV:
-		if (!*arg || strchr(arg, '/'))
-			return fail(err, errlen, "bad --wake-dev '%s'", arg);
+		if (!*arg || strchr(arg, '/') || strlen(arg) > 15)
+			return fail(err, errlen, "bad %swake-dev '%s'", pfx,
+				    arg);
 		o->wake_dev = arg;
 		return 0;
 	case OPT_MODE:
@@ -149,38 +237,63 @@ static int apply_opt(struct napd_opts *o, enum opt_id id, const char *name,
 			}
 		}
 		return fail(err, errlen,
-			    "bad --mode '%s' (pseudo, s2idle or deep)", arg);
+			    "bad %smode '%s' (pseudo, s2idle or deep)", pfx,
+			    arg);
 	case OPT_KEEP_AWAKE:
 		if (!*arg)
-			return fail(err, errlen, "empty --keep-awake");
+			return fail(err, errlen, "empty %skeep-awake", pfx);
 		if (o->nr_keep == NAPD_MAX_KEEP)
 			return fail(err, errlen,
-				    "too many --keep-awake (max %d)",
+				    "too many %skeep-awake (max %d)", pfx,
 				    NAPD_MAX_KEEP);
 		o->keep_awake[o->nr_keep++] = arg;
 		return 0;
+	case OPT_PROCESS:
+		/* A task's comm is at most 15 characters. */
+		if (!*arg || strchr(arg, '/') || strlen(arg) > 15)
+			return fail(err, errlen,
+				    "bad %sprocess '%s' (a name of 1..15 characters, no '/')",
+				    pfx, arg);
+		for (v = 0; v < (unsigned long)o->nr_procs; v++)
+			if (!strcmp(o->procs[v], arg))
+				return 0;
+		if (o->nr_procs == NAPD_MAX_PROCS)
+			return fail(err, errlen, "too many %sprocess (max %d)",
+				    pfx, NAPD_MAX_PROCS);
+		o->procs[o->nr_procs++] = arg;
+		return 0;
 	case OPT_MAX_NAPS:
 		if (parse_ulong(arg, 1, ~0UL, &v))
-			return fail(err, errlen, "bad --max-naps '%s'", arg);
+			return fail(err, errlen, "bad %smax-naps '%s'", pfx,
+				    arg);
 		o->max_naps = v;
 		return 0;
 	case OPT_SYSFS_ROOT:
 	case OPT_PROC_ROOT:
+	case OPT_CONFIG:
+	case OPT_STATUS_SOCKET:
 		if (!*arg)
-			return fail(err, errlen, "empty --%s", name);
+			return fail(err, errlen, "empty %s%s", pfx, name);
+		if (id == OPT_STATUS_SOCKET && strlen(arg) > 107)
+			return fail(err, errlen, "%s%s too long (max 107)",
+				    pfx, name);
 		if (id == OPT_SYSFS_ROOT)
 			o->sysfs_root = arg;
-		else
+		else if (id == OPT_PROC_ROOT)
 			o->proc_root = arg;
+		else if (id == OPT_CONFIG)
+			o->config = arg;
+		else
+			o->status_socket = arg;
 		return 0;
 	case OPT_DRY_RUN:
-		o->dry_run = true;
+		o->dry_run = b;
 		return 0;
 	case OPT_STATS:
-		o->stats = true;
+		o->stats = b;
 		return 0;
 	case OPT_LOG:
-		o->log = true;
+		o->log = b;
 		return 0;
 	case OPT_HELP:
 		o->help = true;
@@ -188,22 +301,30 @@ static int apply_opt(struct napd_opts *o, enum opt_id id, const char *name,
 	case OPT_VERSION:
 		o->version = true;
 		return 0;
+	case OPT_STATUS:
+		o->status = true;
+		return 0;
 	}
 	return fail(err, errlen, "internal error");
 }
 
-int napd_parse_opts(struct napd_opts *o, int argc, char *const argv[],
-		    char *err, size_t errlen)
+static void set_defaults(struct napd_opts *o)
 {
-	int i;
-
 	memset(o, 0, sizeof(*o));
 	o->idle_ms = NAPD_IDLE_MS_DEFAULT;
 	o->mode = NAPD_MODE_PSEUDO;
+	o->cpu_max = NAPD_CPU_MAX_DEFAULT;
+	o->disk_check = true;
 	o->sysfs_root = "/sys";
 	o->proc_root = "/proc";
-	if (errlen)
-		err[0] = '\0';
+	o->status_socket = NAPD_SOCKET_DEFAULT;
+}
+
+/* argv on top of @o; @seen gets a bit per option id given. */
+static int parse_argv(struct napd_opts *o, unsigned long long *seen,
+		      int argc, char *const argv[], char *err, size_t errlen)
+{
+	int i;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *arg = NULL, *eq;
@@ -229,7 +350,7 @@ int napd_parse_opts(struct napd_opts *o, int argc, char *const argv[],
 			return fail(err, errlen, "unknown option '%s'",
 				    argv[i]);
 
-		if (opt_table[t].has_arg) {
+		if (opt_table[t].flags & ARG) {
 			if (eq)
 				arg = eq + 1;
 			else if (i + 1 < argc)
@@ -242,16 +363,263 @@ int napd_parse_opts(struct napd_opts *o, int argc, char *const argv[],
 				    opt_table[t].name);
 		}
 
-		if (apply_opt(o, opt_table[t].id, opt_table[t].name, arg,
-			      err, errlen))
+		if (apply_opt(o, opt_table[t].id, "--", opt_table[t].name,
+			      arg, err, errlen))
 			return -1;
+		*seen |= 1ULL << opt_table[t].id;
 	}
+	return 0;
+}
 
-	if (o->help || o->version)
+static int check_required(const struct napd_opts *o, const char *file,
+			  char *err, size_t errlen)
+{
+	if (o->help || o->version || o->status)
 		return 0;
 	if (!o->nr_ports)
-		return fail(err, errlen, "missing --port");
+		return fail(err, errlen, "missing --port%s%s%s", file ?
+			    " (or port in " : "", file ? file : "",
+			    file ? ")" : "");
 	if (!o->wake_dev)
-		return fail(err, errlen, "missing --wake-dev");
+		return fail(err, errlen, "missing --wake-dev%s%s%s", file ?
+			    " (or wake-dev in " : "", file ? file : "",
+			    file ? ")" : "");
 	return 0;
+}
+
+int napd_parse_opts(struct napd_opts *o, int argc, char *const argv[],
+		    char *err, size_t errlen)
+{
+	unsigned long long seen = 0;
+
+	set_defaults(o);
+	if (errlen)
+		err[0] = '\0';
+	if (parse_argv(o, &seen, argc, argv, err, errlen))
+		return -1;
+	return check_required(o, NULL, err, errlen);
+}
+
+char *napd_opts_strdup(struct napd_opts *o, const char *s)
+{
+	struct opt_str *n = malloc(sizeof(*n) + strlen(s) + 1);
+
+	if (!n)
+		return NULL;
+	strcpy(n->s, s);
+	n->next = o->strs;
+	o->strs = n;
+	return n->s;
+}
+
+void napd_opts_free(struct napd_opts *o)
+{
+	while (o->strs) {
+		struct opt_str *n = o->strs;
+
+		o->strs = n->next;
+		free(n);
+	}
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+int napd_parse_config(struct napd_opts *o, const char *file,
+		      const char *text, char *err, size_t errlen)
+{
+	const char *p = text;
+	int lineno = 0;
+
+	while (*p) {
+		char line[1024], *key, *val, *eq, *tok, *save;
+		size_t len = strcspn(p, "\n");
+		unsigned int t;
+
+		lineno++;
+		if (len >= sizeof(line))
+			return fail(err, errlen, "%s:%d: line too long", file,
+				    lineno);
+		memcpy(line, p, len);
+		line[len] = '\0';
+		p += len + (p[len] == '\n');
+
+		key = trim(line);
+		if (!*key || *key == '#')
+			continue;
+		eq = strchr(key, '=');
+		if (!eq)
+			return fail(err, errlen,
+				    "%s:%d: expected 'key = value', got '%s'",
+				    file, lineno, key);
+		*eq = '\0';
+		val = trim(eq + 1);
+		key = trim(key);
+		for (t = 0; t < ARRAY_SIZE(opt_table); t++)
+			if (!(opt_table[t].flags & NOCONF) &&
+			    !strcmp(opt_table[t].name, key))
+				break;
+		if (t == ARRAY_SIZE(opt_table))
+			return fail(err, errlen, "%s:%d: unknown key '%s'",
+				    file, lineno, key);
+		if (!*val)
+			return fail(err, errlen, "%s:%d: %s needs a value",
+				    file, lineno, key);
+		if (!(opt_table[t].flags & LIST)) {
+			char *copy = napd_opts_strdup(o, val);
+
+			if (!copy)
+				return fail(err, errlen, "out of memory");
+			if (apply_opt(o, opt_table[t].id, "", key, copy, err,
+				      errlen))
+				goto bad;
+			continue;
+		}
+		/* "port = 80, 443" or "port = 80 443" or repeated keys */
+		for (tok = strtok_r(val, ", \t", &save); tok;
+		     tok = strtok_r(NULL, ", \t", &save)) {
+			char *copy = napd_opts_strdup(o, tok);
+
+			if (!copy)
+				return fail(err, errlen, "out of memory");
+			if (apply_opt(o, opt_table[t].id, "", key, copy, err,
+				      errlen))
+				goto bad;
+		}
+		continue;
+bad:
+		{
+			char why[512];
+
+			snprintf(why, sizeof(why), "%s", err);
+			return fail(err, errlen, "%s:%d: %s", file, lineno,
+				    why);
+		}
+	}
+	return 0;
+}
+
+/* Copy option @id from @src to @dst: the command line wins. */
+static void take_opt(struct napd_opts *dst, const struct napd_opts *src,
+		     enum opt_id id)
+{
+	switch (id) {
+	case OPT_PORT:
+		memcpy(dst->ports, src->ports, sizeof(dst->ports));
+		dst->nr_ports = src->nr_ports;
+		break;
+	case OPT_UDP_PORT:
+		memcpy(dst->udp_ports, src->udp_ports, sizeof(dst->udp_ports));
+		dst->nr_udp_ports = src->nr_udp_ports;
+		break;
+	case OPT_KEEP_AWAKE:
+		memcpy(dst->keep_awake, src->keep_awake,
+		       sizeof(dst->keep_awake));
+		dst->nr_keep = src->nr_keep;
+		break;
+	case OPT_PROCESS:
+		memcpy(dst->procs, src->procs, sizeof(dst->procs));
+		dst->nr_procs = src->nr_procs;
+		break;
+	case OPT_IDLE_MS:
+		dst->idle_ms = src->idle_ms;
+		break;
+	case OPT_WAKE_DEV:
+		dst->wake_dev = src->wake_dev;
+		break;
+	case OPT_MODE:
+		dst->mode = src->mode;
+		break;
+	case OPT_CPU_MAX:
+		dst->cpu_max = src->cpu_max;
+		break;
+	case OPT_RUNNABLE_MAX:
+		dst->runnable_max = src->runnable_max;
+		break;
+	case OPT_DISK_CHECK:
+		dst->disk_check = src->disk_check;
+		break;
+	case OPT_DRY_RUN:
+		dst->dry_run = src->dry_run;
+		break;
+	case OPT_STATS:
+		dst->stats = src->stats;
+		break;
+	case OPT_LOG:
+		dst->log = src->log;
+		break;
+	case OPT_MAX_NAPS:
+		dst->max_naps = src->max_naps;
+		break;
+	case OPT_SYSFS_ROOT:
+		dst->sysfs_root = src->sysfs_root;
+		break;
+	case OPT_PROC_ROOT:
+		dst->proc_root = src->proc_root;
+		break;
+	case OPT_CONFIG:
+		dst->config = src->config;
+		break;
+	case OPT_STATUS_SOCKET:
+		dst->status_socket = src->status_socket;
+		break;
+	case OPT_HELP:
+		dst->help = src->help;
+		break;
+	case OPT_VERSION:
+		dst->version = src->version;
+		break;
+	case OPT_STATUS:
+		dst->status = src->status;
+		break;
+	}
+}
+
+int napd_load_opts(struct napd_opts *o, int argc, char *const argv[],
+		   char *err, size_t errlen)
+{
+	struct napd_opts cli;
+	unsigned long long seen = 0;
+	const char *file;
+	char *text;
+	unsigned int t;
+
+	set_defaults(&cli);
+	if (errlen)
+		err[0] = '\0';
+	if (parse_argv(&cli, &seen, argc, argv, err, errlen))
+		return -1;
+	if (cli.help || cli.version) {
+		*o = cli;
+		return 0;
+	}
+
+	set_defaults(o);
+	file = cli.config ? cli.config : NAPD_CONFIG_DEFAULT;
+	text = read_whole(file);
+	if (!text && (cli.config || errno != ENOENT))
+		return fail(err, errlen, "cannot read %s: %s", file,
+			    strerror(errno));
+	if (text) {
+		int ret = napd_parse_config(o, file, text, err, errlen);
+
+		free(text);
+		if (ret)
+			return -1;
+	} else {
+		file = NULL;
+	}
+	for (t = 0; t < ARRAY_SIZE(opt_table); t++)
+		if (seen & (1ULL << opt_table[t].id))
+			take_opt(o, &cli, opt_table[t].id);
+	return check_required(o, file, err, errlen);
 }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * napd command line options.
+ * napd settings: command line options and the config file.
  *
- * Parsing is a pure function of argv so that the unit tests can feed it
- * good and bad command lines without forking.
+ * Parsing is a pure function of argv (or of the config text) so that the
+ * unit tests can feed it good and bad input without forking.
  */
 #ifndef NAPD_OPTS_H
 #define NAPD_OPTS_H
@@ -11,11 +11,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define NAPD_VERSION		"1.0"
+#define NAPD_VERSION		"1.1"
 #define NAPD_MAX_PORTS		64
 #define NAPD_MAX_KEEP		16
+#define NAPD_MAX_PROCS		16
 #define NAPD_IDLE_MS_DEFAULT	50
 #define NAPD_IDLE_MS_MAX	3600000UL
+#define NAPD_CPU_MAX_DEFAULT	10
+#define NAPD_CONFIG_DEFAULT	"/etc/napd.conf"
+#define NAPD_SOCKET_DEFAULT	"/run/napd.sock"
 
 enum napd_mode {
 	NAPD_MODE_PSEUDO,
@@ -26,28 +30,67 @@ enum napd_mode {
 struct napd_opts {
 	unsigned short ports[NAPD_MAX_PORTS];
 	int nr_ports;
+	unsigned short udp_ports[NAPD_MAX_PORTS];
+	int nr_udp_ports;
 	unsigned long idle_ms;
 	const char *wake_dev;
 	enum napd_mode mode;
 	const char *keep_awake[NAPD_MAX_KEEP];
 	int nr_keep;
+	const char *procs[NAPD_MAX_PROCS];	/* names that block naps */
+	int nr_procs;
+	unsigned long cpu_max;		/* % of all CPUs; 100: no check */
+	unsigned long runnable_max;	/* runnable tasks besides napd */
+	bool disk_check;
 	unsigned long max_naps;		/* 0: no limit */
 	const char *sysfs_root;
 	const char *proc_root;
+	const char *config;		/* NULL: NAPD_CONFIG_DEFAULT if any */
+	const char *status_socket;
 	bool dry_run;
 	bool stats;
 	bool log;
 	bool help;
 	bool version;
+	bool status;			/* --status: ask the daemon */
+	struct opt_str *strs;		/* config file strings, owned */
 };
 
+struct opt_str {
+	struct opt_str *next;
+	char s[];
+};
+
+/* A copy of @s owned by @o (NULL if out of memory). */
+char *napd_opts_strdup(struct napd_opts *o, const char *s);
+
+/* Free the strings a config file left in @o. */
+void napd_opts_free(struct napd_opts *o);
+
 /*
- * Fill @o from argv.  Returns 0 on success, -1 on a bad command line with
- * a one-line reason in @err.  --help and --version succeed without the
- * otherwise mandatory --port and --wake-dev.
+ * Fill @o from argv alone.  Returns 0 on success, -1 on a bad command
+ * line with a one-line reason in @err.  --help, --version and --status
+ * succeed without the otherwise mandatory --port and --wake-dev.
  */
 int napd_parse_opts(struct napd_opts *o, int argc, char *const argv[],
 		    char *err, size_t errlen);
+
+/*
+ * Apply config file text @text (named @file in messages) on top of @o.
+ * "key = value" lines, keys are the long option names; flags take
+ * yes/no.  Strings are copied.  -1 with "file:line: reason" in @err.
+ */
+int napd_parse_config(struct napd_opts *o, const char *file,
+		      const char *text, char *err, size_t errlen);
+
+/*
+ * Everything napd runs with: the config file (--config, or
+ * /etc/napd.conf if it exists), then argv on top: an option given on the
+ * command line replaces the file's value (a list option the whole list).
+ * -1 with a message in @err on bad input.
+ */
+int napd_load_opts(struct napd_opts *o, int argc, char *const argv[],
+		   char *err, size_t errlen);
 
 const char *napd_mode_name(enum napd_mode mode);
 

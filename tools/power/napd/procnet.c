@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "procnet.h"
 
@@ -188,4 +189,115 @@ int procnet_irqs_by_name(const char *buf, const char *const names[],
 		}
 	}
 	return n;
+}
+
+int procnet_udp_busy(const char *buf, const unsigned short *ports, int nr)
+{
+	char line[512], laddr[40], raddr[40];
+	unsigned int lport, rport, state;
+	unsigned long txq, rxq;
+	int busy = 0;
+
+	while (copy_line(&buf, line, sizeof(line))) {
+		if (blank(line) || strstr(line, "local_address"))
+			continue;
+		/* "  123: 00000000:0035 00000000:0000 07 00000000:00000000 ..." */
+		if (sscanf(line, " %*u: %39[0-9A-Fa-f]:%x %39[0-9A-Fa-f]:%x %x %lx:%lx",
+			   laddr, &lport, raddr, &rport, &state, &txq,
+			   &rxq) != 7)
+			return -1;
+		if ((strlen(laddr) != 8 && strlen(laddr) != 32) ||
+		    lport > 0xffff)
+			return -1;
+		if ((txq || rxq) && port_in_list(lport, ports, nr))
+			busy++;
+	}
+	return busy;
+}
+
+/* Case-insensitive: does @s[0..len) contain @pat? */
+static bool has_pat(const char *s, size_t len, const char *pat)
+{
+	size_t plen = strlen(pat), i;
+
+	for (i = 0; i + plen <= len; i++)
+		if (!strncasecmp(s + i, pat, plen))
+			return true;
+	return false;
+}
+
+static bool rx_name(const char *s, size_t len)
+{
+	/* "-rx" at the very end: "eth0-rx" of a single-queue driver */
+	return has_pat(s, len, "-input.") || has_pat(s, len, "-rx-") ||
+	       has_pat(s, len, "-txrx-") || has_pat(s, len, "-rxtx-") ||
+	       (len >= 3 && !strncasecmp(s + len - 3, "-rx", 3));
+}
+
+int procnet_rx_vectors(const char *buf, unsigned int *irqs, int nr,
+		       char *names, size_t size)
+{
+	const char *line;
+	size_t llen, used = 0;
+	int n_rx = 0, i;
+
+	if (size)
+		names[0] = '\0';
+	while (next_line(&buf, &line, &llen)) {
+		const char *p = line, *end = line + llen, *act;
+		unsigned int irq = 0;
+		size_t len;
+
+		while (p < end && isspace((unsigned char)*p))
+			p++;
+		if (p == end || !isdigit((unsigned char)*p))
+			continue;
+		while (p < end && isdigit((unsigned char)*p) && irq < 100000000)
+			irq = irq * 10 + (*p++ - '0');
+		if (p == end || *p != ':')
+			continue;
+		act = action_names(p + 1, end - p - 1, &len);
+		if (!rx_name(act, len))
+			continue;
+		for (i = n_rx; i < nr; i++) {
+			unsigned int tmp;
+
+			if (irqs[i] != irq)
+				continue;
+			tmp = irqs[n_rx];
+			irqs[n_rx++] = irq;
+			irqs[i] = tmp;
+			if (size > used + 1) {
+				int w = snprintf(names + used, size - used,
+						 "%s%.*s", used ? "," : "",
+						 (int)len, act);
+
+				used += w > 0 ? (size_t)w : 0;
+				if (used >= size)
+					used = size - 1;
+			}
+			break;
+		}
+	}
+	return n_rx;
+}
+
+int procnet_dev_rx(const char *buf, unsigned long long *rx)
+{
+	char line[512];
+	unsigned long long bytes, packets;
+
+	*rx = 0;
+	while (copy_line(&buf, line, sizeof(line))) {
+		const char *colon = strchr(line, ':');
+
+		/* two header lines: "Inter-|   Receive ..." and " face |bytes ..." */
+		if (blank(line) || strchr(line, '|'))
+			continue;
+		if (!colon || sscanf(colon + 1, "%llu %llu", &bytes,
+				     &packets) != 2)
+			return -1;
+		*rx += packets;
+	}
+	return 0;
 }

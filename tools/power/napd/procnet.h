@@ -9,6 +9,7 @@
 #define NAPD_PROCNET_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* TCP states as the kernel numbers them (include/net/tcp_states.h). */
 enum {
@@ -48,5 +49,29 @@ int procnet_tcp_busy(const char *buf, const unsigned short *ports, int nr);
  */
 int procnet_irqs_by_name(const char *buf, const char *const names[],
 			 int nr_names, unsigned int *irqs, int max);
+
+/*
+ * Count the sockets in /proc/net/udp or /proc/net/udp6 text @buf bound to
+ * a port in @ports with data queued (tx_queue or rx_queue not zero).
+ * Returns the count, or -1 if a line does not parse.
+ */
+int procnet_udp_busy(const char *buf, const unsigned short *ports, int nr);
+
+/*
+ * Of the @nr IRQs in @irqs, move the receive vectors to the front and
+ * return how many there are: those whose /proc/interrupts action name
+ * (in @buf) says so, "virtio0-input.0", "eth0-rx-0", "eth0-TxRx-3" (a
+ * combined queue vector also receives).  0 when none can be told apart,
+ * for example a single "eth0" line or a legacy IRQ.  The names found go
+ * to @names (comma separated, cut to @size).
+ */
+int procnet_rx_vectors(const char *buf, unsigned int *irqs, int nr,
+		       char *names, size_t size);
+
+/*
+ * The sum of rx_packets over every interface in /proc/net/dev text @buf.
+ * 0, or -1 if a line does not parse.
+ */
+int procnet_dev_rx(const char *buf, unsigned long long *rx);
 
 #endif /* NAPD_PROCNET_H */

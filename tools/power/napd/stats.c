@@ -2,12 +2,24 @@
 /*
  * napd counters.
  */
+#include <stdarg.h>
+#include <string.h>
+
 #include "stats.h"
+
+void stats_init(struct napd_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->last_wake_irq = -1;
+	st->last_latency_ns = -1;
+	st->last_blocked = -1;
+}
 
 void stats_wake_irq(struct napd_stats *st, unsigned int irq)
 {
 	int i;
 
+	st->last_wake_irq = irq;
 	for (i = 0; i < st->nr_wake; i++) {
 		if (st->wake[i].irq == irq) {
 			st->wake[i].count++;
@@ -38,4 +50,90 @@ void stats_print_summary(const struct napd_stats *st, FILE *f)
 {
 	fprintf(f, "napd: summary naps=%lu aborted=%lu handshake_refused=%lu nap_ns=%llu\n",
 		st->naps, st->aborted, st->refused, st->nap_ns);
+}
+
+struct sbuf {
+	char *buf;
+	size_t size, len;
+	bool over;
+};
+
+static void put(struct sbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void put(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->over)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(b->buf + b->len, b->size - b->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= b->size - b->len)
+		b->over = true;
+	else
+		b->len += n;
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped. */
+static void put_str(struct sbuf *b, const char *s)
+{
+	put(b, "\"");
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			put(b, "\\%c", c);
+		else if (c < 0x20)
+			put(b, "\\u%04x", c);
+		else
+			put(b, "%c", c);
+	}
+	put(b, "\"");
+}
+
+static void put_opt(struct sbuf *b, long long v)
+{
+	if (v < 0)
+		put(b, "null");
+	else
+		put(b, "%lld", v);
+}
+
+int stats_format_status(const struct napd_stats *st, long pid,
+			unsigned long idle_ms, char *buf, size_t size)
+{
+	struct sbuf b = { .buf = buf, .size = size };
+	int i;
+
+	if (!size)
+		return -1;
+	put(&b, "{\"pid\":%ld,\"idle_ms\":%lu,\"naps\":%lu,\"aborted\":%lu,"
+	    "\"handshake_refused\":%lu,\"asleep_ns\":%llu,\"last_wake_irq\":",
+	    pid, idle_ms, st->naps, st->aborted, st->refused, st->nap_ns);
+	put_opt(&b, st->last_wake_irq);
+	put(&b, ",\"last_wake_latency_ns\":");
+	put_opt(&b, st->last_latency_ns);
+	put(&b, ",\"last_blocked\":");
+	if (st->last_blocked < 0) {
+		put(&b, "null");
+	} else {
+		put(&b, "{\"check\":");
+		put_str(&b, check_name(st->last_blocked));
+		put(&b, ",\"why\":");
+		put_str(&b, st->last_why);
+		put(&b, "}");
+	}
+	put(&b, ",\"blocked\":{");
+	for (i = 0; i < NR_CHECKS; i++)
+		put(&b, "%s\"%s\":%lu", i ? "," : "", check_name(i),
+		    st->blocked[i]);
+	put(&b, "},\"wake_irqs\":{");
+	for (i = 0; i < st->nr_wake; i++)
+		put(&b, "%s\"%u\":%lu", i ? "," : "", st->wake[i].irq,
+		    st->wake[i].count);
+	put(&b, "}}\n");
+	return b.over ? -1 : (int)b.len;
 }

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * napd's own counters and their --log / --stats output.
+ * napd's own counters and their --log / --stats / --status output.
  */
 #ifndef NAPD_STATS_H
 #define NAPD_STATS_H
 
+#include <stddef.h>
 #include <stdio.h>
+
+#include "checks.h"
 
 #define NAPD_MAX_WAKE_IRQS	64
 
@@ -19,7 +22,14 @@ struct napd_stats {
 		unsigned long count;
 	} wake[NAPD_MAX_WAKE_IRQS];
 	int nr_wake;
+	long long last_wake_irq;	/* -1: none known */
+	long long last_latency_ns;	/* -1: none known */
+	unsigned long blocked[NR_CHECKS];	/* naps held back, by check */
+	int last_blocked;		/* enum napd_check, -1: none yet */
+	char last_why[192];
 };
+
+void stats_init(struct napd_stats *st);
 
 /* Count a wake by @irq; a full table drops new IRQs rather than fail. */
 void stats_wake_irq(struct napd_stats *st, unsigned int irq);
@@ -29,5 +39,16 @@ void stats_print_json(const struct napd_stats *st, FILE *f);
 
 /* The --log exit summary line. */
 void stats_print_summary(const struct napd_stats *st, FILE *f);
+
+/*
+ * The --status answer, one JSON object and a newline:
+ * {"pid":N,"idle_ms":N,"naps":N,"aborted":N,"handshake_refused":N,
+ *  "asleep_ns":N,"last_wake_irq":N|null,"last_wake_latency_ns":N|null,
+ *  "last_blocked":{"check":"cpu","why":"..."}|null,
+ *  "blocked":{"connections":N,...},"wake_irqs":{"25":N}}
+ * Returns the length, or -1 if it does not fit.
+ */
+int stats_format_status(const struct napd_stats *st, long pid,
+			unsigned long idle_ms, char *buf, size_t size);
 
 #endif /* NAPD_STATS_H */

@@ -568,3 +568,47 @@ def napd_unit_tests():
 
 HOST_TESTS.append(("napd: 200 requests at random gaps, none lost, "
                    "settings restored", t_napd_requests))
+
+
+def t_napd_ops():
+    """napd's operator features in one boot (guest/napd-ops.sh): no nap
+    while a CPU-bound job or a listed process runs, naps after; --status
+    between naps; SIGHUP applies a changed idle-ms; settings restored."""
+    port = pslib.free_port()
+    g = pslib.Guest("/usr/share/pseudosleep/napd-ops.sh",
+                    fwd=["%d:80" % port], timeout=900)
+    lines = []
+    done = None
+    try:
+        if not g.wait_line("^NAPD-STARTED", 180, on_line=lines.append):
+            raise RuntimeError("napd did not start")
+        # Until OPS-POKE napd must not nap; from then on keep waking it.
+        if g.wait_line("^OPS-POKE", 300, on_line=lines.append):
+            end = time.monotonic() + 400
+            while time.monotonic() < end and not done:
+                pslib.http_get(port, timeout=2)
+                done = g.wait_line(r"^OPS-DONE failed=(\d+)", 0.3,
+                                   on_line=lines.append)
+    finally:
+        g.finish()
+        console = g.console()
+        g.cleanup()
+    oks = [l for l in lines if l.startswith("ok - ")]
+    bad = [l[len("not ok - "):] for l in lines if l.startswith("not ok - ")]
+    cpu = [l for l in lines if l.startswith("NAPD-CPU ")]
+    detail = "%d checks passed" % len(oks)
+    if cpu:
+        detail += "; napd used " + cpu[0][len("NAPD-CPU "):]
+    if bad:
+        return "failed", "failed: " + "; ".join(bad), console
+    if not done:
+        return "failed", detail + "; no OPS-DONE (%s)" % (
+            lines[-1] if lines else "no output"), console
+    if done.group(1) != "0" or len(oks) < 14:
+        return "failed", detail + "; OPS-DONE failed=" + done.group(1), \
+            console
+    return "passed", detail, console
+
+
+HOST_TESTS.append(("napd: no nap under CPU load or a listed process, "
+                   "--status, SIGHUP reload", t_napd_ops))

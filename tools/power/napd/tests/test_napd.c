@@ -10,6 +10,7 @@
  * status is non-zero if anything failed.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -23,12 +24,16 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 
+#include "checks.h"
+#include "ctl.h"
 #include "diag.h"
+#include "notify.h"
 #include "irqs.h"
 #include "opts.h"
 #include "procnet.h"
@@ -82,7 +87,7 @@ static void mkdir_p(const char *fmt, ...)
 
 static void put(const char *content, const char *fmt, ...)
 {
-	char path[PATH_MAX], *slash;
+	char path[PATH_MAX], tmp[PATH_MAX + 8], *slash;
 	va_list ap;
 	FILE *f;
 
@@ -93,7 +98,9 @@ static void put(const char *content, const char *fmt, ...)
 	*slash = '\0';
 	mkdir_p("%s", path);
 	*slash = '/';
-	f = fopen(path, "w");
+	/* Whole or not at all: a running napd may be reading it. */
+	path_fmt(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
 	if (!f) {
 		printf("# cannot create %s\n", path);
 		t_failed = true;
@@ -101,6 +108,10 @@ static void put(const char *content, const char *fmt, ...)
 	}
 	fputs(content, f);
 	fclose(f);
+	if (rename(tmp, path)) {
+		printf("# cannot rename to %s\n", path);
+		t_failed = true;
+	}
 }
 
 static void link_to(const char *target, const char *fmt, ...)
@@ -188,6 +199,24 @@ static const char interrupts_virtio[] =
 "ERR:          0\n"
 "MIS:          0\n";
 
+/* procs_running 1: napd itself */
+static const char proc_stat_idle[] =
+"cpu  1000 20 300 50000 40 0 10 0 0 0\n"
+"cpu0 500 10 150 25000 20 0 5 0 0 0\n"
+"cpu1 500 10 150 25000 20 0 5 0 0 0\n"
+"intr 12345 0 0\n"
+"ctxt 999\n"
+"btime 1700000000\n"
+"processes 300\n"
+"procs_running 1\n"
+"procs_blocked 0\n"
+"softirq 1 0 0\n";
+
+static const char diskstats_idle[] =
+"   8       0 sda 1000 10 20000 300 500 20 8000 700 0 900 1000 0 0 0 0 30 5\n"
+"   8       1 sda1 900 10 18000 280 500 20 8000 700 0 880 980 0 0 0 0 0 0\n"
+"   7       0 loop0 0 0 0 0 0 0 0 0 0 0 0\n";
+
 /*
  * A virtio-net NIC behind PCI with MSI-X, a legacy-IRQ NIC, a NIC whose
  * IRQs are only in /proc/interrupts, and a serial port.
@@ -245,6 +274,11 @@ static void build_tree(const char *t, bool pseudo)
 	put(interrupts_virtio, "%s/proc/interrupts", t);
 	put(tcp_idle, "%s/proc/net/tcp", t);
 	put(tcp6_idle, "%s/proc/net/tcp6", t);
+	put(proc_stat_idle, "%s/proc/stat", t);
+	put(diskstats_idle, "%s/proc/diskstats", t);
+	mkdir_p("%s/proc/1", t);
+	put("1 (init) S 0 1 1 0 -1 4194560 1 0 0 0\n", "%s/proc/1/stat", t);
+	put("init\n", "%s/proc/1/comm", t);
 }
 
 #define NOSLEEP_ETH0 "sys/devices/pci0000:00/0000:00:02.0/virtio0/power/nosleep"
@@ -563,12 +597,22 @@ static void test_irq_resolve(void)
 	path_fmt(sys, sizeof(sys), "%s/sys", t);
 	path_fmt(proc, sizeof(proc), "%s/proc", t);
 
-	/* MSI-X on the PCI parent of virtio0 wins over its irq file */
+	/*
+	 * MSI-X on the PCI parent of virtio0 wins over its irq file; of
+	 * 24-26 only the receive vector 25 (virtio0-input.0) is armed.
+	 */
+	n = irqs_resolve(sys, proc, "eth0", irqs, 8, &src);
+	CHECK(n == 1 && irqs[0] == 25);
+	CHECK(strstr(src.armed, "receive vectors only (virtio0-input.0), 2 other vectors not armed"));
+	CHECK_STR(src.devname, "virtio0");
+
+	/* no names in /proc/interrupts: every vector of the device */
+	put("           CPU0\n 24:  0  PCI-MSIX-0000:00:02.0 0-edge  foo\n",
+	    "%s/proc/interrupts", t);
 	n = irqs_resolve(sys, proc, "eth0", irqs, 8, &src);
 	CHECK(n == 3);
-	irqlist_format(irqs, n, src.from, 16);
-	CHECK_STR(src.from, "24-26");
-	CHECK_STR(src.devname, "virtio0");
+	CHECK(strstr(src.armed, "all vectors (receive vectors not named apart"));
+	put(interrupts_virtio, "%s/proc/interrupts", t);
 
 	/* empty msi_irqs/: fall through to the irq file */
 	n = irqs_resolve(sys, proc, "eth1", irqs, 8, &src);
@@ -576,7 +620,7 @@ static void test_irq_resolve(void)
 
 	/* nothing in sysfs: /proc/interrupts by device name "virtio1" */
 	n = irqs_resolve(sys, proc, "eth2", irqs, 8, &src);
-	CHECK(n == 1 && irqs[0] == 27);
+	CHECK(n == 1 && irqs[0] == 27);	/* virtio1-config: all there is */
 	CHECK_STR(src.devname, "virtio1");
 	CHECK(strstr(src.from, "/proc/interrupts") != NULL);
 
@@ -617,9 +661,9 @@ static void test_setup_restore(void)
 		printf("# napd_setup: %s\n", err);
 		t_failed = true;
 	}
-	CHECK(s.have_pseudo && s.nr_irqs == 3);
+	CHECK(s.have_pseudo && s.nr_irqs == 1);
 	CHECK_STR(get("%s/sys/power/mem_sleep", t), "pseudo");
-	CHECK_STR(get("%s/sys/power/wake_irq", t), "24-26");
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "25");
 	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "1");
 	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "1");
 	/* the parent keeps running by kernel rule, not by our write */
@@ -640,7 +684,7 @@ static void test_setup_restore(void)
 	path_fmt(dir, sizeof(dir), "%s/sys/devices/platform/serial8250", t);
 	fake_opts(&o, t, "eth0", "pseudo", dir, false);
 	CHECK(!napd_setup(&o, &s, err, sizeof(err)));
-	CHECK_STR(get("%s/sys/power/wake_irq", t), "24-26");
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "25");
 	CHECK(!napd_restore(&s));
 	CHECK_STR(get("%s/sys/power/mem_sleep", t), "deep");
 	CHECK_STR(get("%s/sys/power/wake_irq", t), "5,9");
@@ -868,6 +912,395 @@ static void test_live_tcp(void)
 		t_skip = "sock_diag unavailable, /proc/net/tcp only";
 }
 
+
+/* ---- config file ---- */
+
+static void test_config_good(void)
+{
+	static const char conf[] =
+		"# napd settings\n"
+		"\n"
+		"port = 80, 443\n"
+		"  port=8080  \n"
+		"udp-port = 53 123\n"
+		"wake-dev = eth0\n"
+		"idle-ms = 200\n"
+		"mode = s2idle\n"
+		"process = rsync\n"
+		"process = backup.sh\n"
+		"cpu-max = 25\n"
+		"runnable-max = 2\n"
+		"disk-check = no\n"
+		"log = yes\n"
+		"stats = off\n"
+		"status-socket = /tmp/x.sock\n";
+	struct napd_opts o;
+	char err[256], path[PATH_MAX];
+	char *argv[] = { "napd", "--config", path, "--idle-ms", "7",
+			 "--process", "make", NULL };
+
+	napd_parse_opts(&o, 1, (char *[]){ "napd", NULL }, err, sizeof(err));
+	CHECK(!napd_parse_config(&o, "t.conf", conf, err, sizeof(err)));
+	CHECK(o.nr_ports == 3 && o.ports[0] == 80 && o.ports[1] == 443 &&
+	      o.ports[2] == 8080);
+	CHECK(o.nr_udp_ports == 2 && o.udp_ports[1] == 123);
+	CHECK_STR(o.wake_dev, "eth0");
+	CHECK(o.idle_ms == 200 && o.mode == NAPD_MODE_S2IDLE);
+	CHECK(o.nr_procs == 2);
+	CHECK_STR(o.procs[1], "backup.sh");
+	CHECK(o.cpu_max == 25 && o.runnable_max == 2 && !o.disk_check);
+	CHECK(o.log && !o.stats);
+	CHECK_STR(o.status_socket, "/tmp/x.sock");
+	napd_opts_free(&o);
+
+	/* defaults without a file */
+	napd_parse_opts(&o, 1, (char *[]){ "napd", NULL }, err, sizeof(err));
+	CHECK(o.cpu_max == 10 && o.runnable_max == 0 && o.disk_check);
+	CHECK_STR(o.status_socket, "/run/napd.sock");
+
+	/* the command line wins; a list option replaces the file's list */
+	path_fmt(path, sizeof(path), "%s/good.conf", tmp_root);
+	put(conf, "%s", path);
+	CHECK(!napd_load_opts(&o, 7, argv, err, sizeof(err)));
+	CHECK(o.idle_ms == 7 && o.nr_procs == 1);
+	CHECK_STR(o.procs[0], "make");
+	CHECK(o.nr_ports == 3 && o.cpu_max == 25);
+	napd_opts_free(&o);
+
+	/* an explicit --config must exist */
+	path_fmt(path, sizeof(path), "%s/none.conf", tmp_root);
+	CHECK(napd_load_opts(&o, 3, argv, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "cannot read") && strstr(err, "none.conf"));
+
+	/* a file without port: the message says where it may go */
+	path_fmt(path, sizeof(path), "%s/noport.conf", tmp_root);
+	put("wake-dev = eth0\n", "%s", path);
+	CHECK(napd_load_opts(&o, 3, argv, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "missing --port (or port in ") != NULL);
+	napd_opts_free(&o);
+}
+
+static void test_config_bad(void)
+{
+	static const struct {
+		const char *text;
+		const char *msg;
+	} bad[] = {
+		{ "port = 80\nbogus = 1\n", "bad.conf:2: unknown key 'bogus'" },
+		{ "\n\n\nidle-ms = 0\n", "bad.conf:4: bad idle-ms '0' (1..3600000)" },
+		{ "idle-ms = 1.5\n", "bad.conf:1: bad idle-ms '1.5'" },
+		{ "port = 80, 0\n", "bad.conf:1: bad port '0' (1..65535)" },
+		{ "port 80\n", "bad.conf:1: expected 'key = value'" },
+		{ "# c\nmode = sleep\n", "bad.conf:2: bad mode 'sleep'" },
+		{ "wake-dev =\n", "bad.conf:1: wake-dev needs a value" },
+		{ "cpu-max = 101\n", "bad.conf:1: bad cpu-max '101' (1..100)" },
+		{ "runnable-max = -1\n", "bad.conf:1: bad runnable-max '-1'" },
+		{ "disk-check = maybe\n", "bad.conf:1: bad disk-check 'maybe' (yes or no)" },
+		{ "log = 2\n", "bad.conf:1: bad log '2' (yes or no)" },
+		{ "process = a/b\n", "bad.conf:1: bad process 'a/b'" },
+		{ "process = averyveryverylongname\n", "bad.conf:1: bad process" },
+		{ "help = yes\n", "bad.conf:1: unknown key 'help'" },
+		{ "config = /x\n", "bad.conf:1: unknown key 'config'" },
+		{ "udp-port = 70000\n", "bad.conf:1: bad udp-port '70000'" },
+		{ "max-naps = 0\n", "bad.conf:1: bad max-naps '0'" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct napd_opts o;
+		char err[256];
+
+		napd_parse_opts(&o, 1, (char *[]){ "napd", NULL }, err,
+				sizeof(err));
+		if (napd_parse_config(&o, "bad.conf", bad[i].text, err,
+				      sizeof(err)) != -1 ||
+		    !strstr(err, bad[i].msg)) {
+			printf("# bad config %u: got '%s', want '%s'\n", i,
+			       err, bad[i].msg);
+			t_failed = true;
+		}
+		napd_opts_free(&o);
+	}
+}
+
+static void test_opts_new_bad(void)
+{
+	static const char *const bad[][4] = {
+		{ "--cpu-max", "0" }, { "--cpu-max", "x" },
+		{ "--runnable-max", "" }, { "--disk-check", "1x" },
+		{ "--process", "" }, { "--udp-port", "0" },
+		{ "--status-socket", "" }, { "--config", "" },
+		{ "--status=1" }, { "--log=yes" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *argv[8] = { "napd", "--port", "80", "--wake-dev",
+				  "eth0" }, err[256];
+		struct napd_opts o;
+		int argc = 5;
+
+		argv[argc++] = (char *)bad[i][0];
+		if (bad[i][1])
+			argv[argc++] = (char *)bad[i][1];
+		if (napd_parse_opts(&o, argc, argv, err, sizeof(err)) != -1) {
+			printf("# bad option %s accepted\n", bad[i][0]);
+			t_failed = true;
+		}
+	}
+}
+
+/* ---- idle checks on canned /proc files ---- */
+
+static void test_proc_stat(void)
+{
+	struct cpu_sample a, b;
+
+	CHECK(!parse_proc_stat(proc_stat_idle, &a));
+	CHECK(a.busy == 1330 && a.total == 51370 && a.running == 1);
+	CHECK(!parse_proc_stat("cpu  1500 20 300 50500 40 0 10 0 0 0\n"
+			       "procs_running 3\n", &b));
+	CHECK(b.running == 3);
+	/* 500 busy of 1000 ticks: 50.0 % */
+	CHECK(cpu_use_permille(&a, &b) == 500);
+	CHECK(cpu_use_permille(&a, &a) == 0);
+	CHECK(cpu_use_permille(&b, &a) == 0);
+	/* a kernel before 2.6.11 or garbage: refused, not idle */
+	CHECK(parse_proc_stat("cpu  1 2 3\nprocs_running 1\n", &b) == -1);
+	CHECK(parse_proc_stat("cpu  1 2 3 4\n", &b) == -1);
+	CHECK(parse_proc_stat("cpu0 1 2 3 4\nprocs_running 1\n", &b) == -1);
+}
+
+static void test_diskstats(void)
+{
+	struct disk_sample d;
+
+	CHECK(!parse_diskstats(diskstats_idle, &d));
+	/* sda 1000+500+0(discards)+30(flushes), sda1 900+500 */
+	CHECK(d.ios == 2930 && d.in_flight == 0);
+	CHECK(!parse_diskstats(" 253 0 vda 10 0 0 0 5 0 0 0 2 0 0\n", &d));
+	CHECK(d.ios == 15 && d.in_flight == 2);
+	CHECK(!parse_diskstats("", &d) && d.ios == 0);
+	CHECK(parse_diskstats(" 8 0 sda 1 2 3\n", &d) == -1);
+}
+
+static void test_processes(void)
+{
+	const char *t = new_tree("procs");
+	const char *names[] = { "rsync", "my job)" };
+	char proc[PATH_MAX], found[64], comm[32];
+
+	CHECK(parse_pid_stat("42 (a b) c) R 1 2", comm, sizeof(comm)) == 'R');
+	CHECK_STR(comm, "a b) c");
+	CHECK(parse_pid_stat("42 sh S", comm, sizeof(comm)) == 0);
+
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	put("1 (init) S 0\n", "%s/proc/1/stat", t);
+	put("init\n", "%s/proc/1/comm", t);
+	put("7 (rsync) Z 1\n", "%s/proc/7/stat", t);		/* zombie */
+	put("rsync\n", "%s/proc/7/comm", t);
+	put("9 (rsync) S 1\n", "%s/proc/self/stat", t);	/* not a pid */
+	put("rsync\n", "%s/proc/self/comm", t);
+	mkdir_p("%s/proc/8", t);				/* gone */
+	CHECK(find_process(proc, names, 2, 0, found, sizeof(found)) == 0);
+	put("12 (rsync) D 1\n", "%s/proc/12/stat", t);
+	put("rsync\n", "%s/proc/12/comm", t);
+	CHECK(find_process(proc, names, 2, 0, found, sizeof(found)) == 1);
+	CHECK_STR(found, "rsync (pid 12)");
+	/* napd itself never counts */
+	CHECK(find_process(proc, names, 2, 12, found, sizeof(found)) == 0);
+	put("13 (my job)) R 1\n", "%s/proc/13/stat", t);
+	put("my job)\n", "%s/proc/13/comm", t);
+	CHECK(find_process(proc, names, 2, 12, found, sizeof(found)) == 1);
+	CHECK(find_process(proc, names, 0, 0, found, sizeof(found)) == 0);
+	path_fmt(proc, sizeof(proc), "%s/nonexistent", t);
+	CHECK(find_process(proc, names, 2, 0, found, sizeof(found)) < 0);
+}
+
+static void test_udp(void)
+{
+	static const char udp[] =
+"   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n"
+"  123: 00000000:0035 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 1111 2 0000000000000000 0\n"
+"  124: 00000000:007B 00000000:0000 07 00000000:00000340 00:00000000 00000000     0        0 1112 2 0000000000000000 0\n"
+"  125: 0100007F:0202 00000000:0000 07 00000100:00000000 00:00000000 00000000     0        0 1113 2 0000000000000000 0\n";
+	unsigned short dns[] = { 53 }, ntp[] = { 123 }, both[] = { 53, 514, 123 };
+
+	CHECK(procnet_udp_busy(udp, dns, 1) == 0);	/* bound, nothing queued */
+	CHECK(procnet_udp_busy(udp, ntp, 1) == 1);	/* rx_queue 0x340 */
+	CHECK(procnet_udp_busy(udp, both, 3) == 2);	/* 514: tx_queue */
+	CHECK(procnet_udp_busy("  1: 0000:0035\n", dns, 1) == -1);
+}
+
+/* ---- RX vectors of the wake device ---- */
+
+static void test_rx_vectors(void)
+{
+	static const char ixgbe[] =
+"            CPU0       CPU1\n"
+"  60:          1          0   PCI-MSI 1048576-edge      eth0-TxRx-0\n"
+"  61:          0          1   PCI-MSI 1048577-edge      eth0-TxRx-1\n"
+"  62:          0          0   PCI-MSI 1048578-edge      eth0\n";
+	static const char split[] =
+"  70:          1   PCI-MSI 1-edge      enp1s0-rx-0\n"
+"  71:          1   PCI-MSI 2-edge      enp1s0-rx-1\n"
+"  72:          1   PCI-MSI 3-edge      enp1s0-tx-0\n"
+"  73:          1   PCI-MSI 4-edge      enp1s0-tx-1\n";
+	unsigned int a[] = { 24, 25, 26 }, b[] = { 62, 61, 60 };
+	unsigned int c[] = { 73, 72, 71, 70 }, d[] = { 41 };
+	char names[64];
+
+	/* virtio: input.0 only, config and output stay unarmed */
+	CHECK(procnet_rx_vectors(interrupts_virtio, a, 3, names,
+				 sizeof(names)) == 1);
+	CHECK(a[0] == 25);
+	CHECK_STR(names, "virtio0-input.0");
+	/* combined TxRx vectors receive too; the link vector does not */
+	CHECK(procnet_rx_vectors(ixgbe, b, 3, names, sizeof(names)) == 2);
+	CHECK((b[0] == 61 && b[1] == 60) || (b[0] == 60 && b[1] == 61));
+	CHECK(b[2] == 62);
+	CHECK(procnet_rx_vectors(split, c, 4, names, sizeof(names)) == 2);
+	CHECK(c[0] == 71 || c[0] == 70);
+	CHECK_STR(names, "enp1s0-rx-0,enp1s0-rx-1");
+	/* one vector named after the device: cannot tell, none picked */
+	CHECK(procnet_rx_vectors(interrupts_virtio, d, 1, names,
+				 sizeof(names)) == 0);
+	/* small names buffer: cut, not overrun */
+	CHECK(procnet_rx_vectors(split, c, 4, names, 8) == 2);
+	CHECK(strlen(names) < 8);
+}
+
+/* ---- sd_notify and the status socket ---- */
+
+static void test_notify_format(void)
+{
+	char buf[128];
+
+	CHECK(notify_format(buf, sizeof(buf), true, false, "ok") == 18);
+	CHECK_STR(buf, "READY=1\nSTATUS=ok\n");
+	CHECK(notify_format(buf, sizeof(buf), false, true, NULL) > 0);
+	CHECK_STR(buf, "STOPPING=1\n");
+	CHECK(notify_format(buf, sizeof(buf), false, false, "a\nb") > 0);
+	CHECK_STR(buf, "STATUS=a b\n");
+	CHECK(notify_format(buf, 10, true, false, "too long") == -1);
+}
+
+static bool notify_roundtrip(const char *path, bool abstract)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	socklen_t len = sizeof(sa);
+	char buf[128];
+	ssize_t n;
+	int fd;
+
+	fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+	strcpy(sa.sun_path, path);
+	if (abstract) {
+		sa.sun_path[0] = '\0';
+		len = offsetof(struct sockaddr_un, sun_path) + strlen(path);
+	} else {
+		unlink(path);
+	}
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, len)) {
+		printf("# cannot bind %s\n", path);
+		return false;
+	}
+	setenv("NOTIFY_SOCKET", path, 1);
+	CHECK(notify(true, false, "serving") == 0);
+	unsetenv("NOTIFY_SOCKET");
+	n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
+	close(fd);
+	if (!abstract)
+		unlink(path);
+	if (n < 0)
+		return false;
+	buf[n] = '\0';
+	CHECK_STR(buf, "READY=1\nSTATUS=serving\n");
+	return true;
+}
+
+static void test_notify_send(void)
+{
+	char path[PATH_MAX];
+
+	path_fmt(path, sizeof(path), "%s/notify", tmp_root);
+	CHECK(notify_roundtrip(path, false));
+	path_fmt(path, sizeof(path), "@napd-test-%d", (int)getpid());
+	CHECK(notify_roundtrip(path, true));
+	/* no NOTIFY_SOCKET: nothing to do, no error */
+	unsetenv("NOTIFY_SOCKET");
+	CHECK(notify(true, false, NULL) == 0);
+	CHECK(notify_send("relative", "READY=1\n") == -EINVAL);
+	path_fmt(path, sizeof(path), "%s/nobody", tmp_root);
+	CHECK(notify_send(path, "READY=1\n") < 0);
+}
+
+static void test_status_json(void)
+{
+	struct napd_stats st;
+	char buf[1024], path[PATH_MAX], err[256];
+	FILE *f;
+	int fd, fd2;
+
+	stats_init(&st);
+	CHECK(stats_format_status(&st, 42, 50, buf, sizeof(buf)) > 0);
+	CHECK_STR(buf, "{\"pid\":42,\"idle_ms\":50,\"naps\":0,\"aborted\":0,"
+		  "\"handshake_refused\":0,\"asleep_ns\":0,"
+		  "\"last_wake_irq\":null,\"last_wake_latency_ns\":null,"
+		  "\"last_blocked\":null,\"blocked\":{\"connections\":0,"
+		  "\"packets\":0,\"udp\":0,\"process\":0,\"cpu\":0,"
+		  "\"runnable\":0,\"disk\":0,\"handshake\":0},"
+		  "\"wake_irqs\":{}}\n");
+	st.naps = 3;
+	st.nap_ns = 1500;
+	stats_wake_irq(&st, 25);
+	st.last_latency_ns = 4000;
+	st.blocked[CHECK_CPU] = 2;
+	st.last_blocked = CHECK_PROCESS;
+	snprintf(st.last_why, sizeof(st.last_why), "a \"q\"\\ \n");
+	CHECK(stats_format_status(&st, 42, 50, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "\"naps\":3,") && strstr(buf, "\"asleep_ns\":1500,"));
+	CHECK(strstr(buf, "\"last_wake_irq\":25,\"last_wake_latency_ns\":4000,"));
+	CHECK(strstr(buf, "\"last_blocked\":{\"check\":\"process\",\"why\":\"a \\\"q\\\"\\\\ \\u000a\"}"));
+	CHECK(strstr(buf, "\"cpu\":2,"));
+	CHECK(strstr(buf, "\"wake_irqs\":{\"25\":1}}"));
+	CHECK(stats_format_status(&st, 42, 50, buf, 40) == -1);
+
+	/* the socket: serve one answer, refuse a second live listener */
+	path_fmt(path, sizeof(path), "%s/ctl.sock", tmp_root);
+	fd = ctl_listen(path, err, sizeof(err));
+	CHECK(fd >= 0);
+	fd2 = ctl_listen(path, err, sizeof(err));
+	CHECK(fd2 < 0 && strstr(err, "another napd"));
+	if (fd >= 0) {
+		int s = socket(AF_UNIX, SOCK_STREAM, 0);
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		char got[64] = "";
+		ssize_t n;
+
+		strcpy(sa.sun_path, path);
+		CHECK(!connect(s, (struct sockaddr *)&sa, sizeof(sa)));
+		ctl_serve(fd, "{\"x\":1}\n");
+		n = read(s, got, sizeof(got) - 1);
+		CHECK(n == 8);
+		close(s);
+		close(fd);	/* "killed": the socket file stays */
+	}
+	/* a stale socket file is replaced */
+	fd = ctl_listen(path, err, sizeof(err));
+	CHECK(fd >= 0);
+	ctl_close(fd, path);
+	CHECK(!path_exists(path));
+	f = fopen("/dev/null", "w");
+	CHECK(ctl_query(path, f, 1) < 0);
+	fclose(f);
+	/* not a socket: refused, not removed */
+	put("x", "%s", path);
+	CHECK(ctl_listen(path, err, sizeof(err)) < 0);
+	CHECK(path_exists(path));
+	unlink(path);
+}
+
 /* ---- the napd binary against the fake tree ---- */
 
 #define NAPD_TIMEOUT_MS		5000
@@ -939,10 +1372,13 @@ static bool out_has(const char *out, const char *what)
 	return found;
 }
 
+static char ctl_sock[PATH_MAX];
+
 #define NAPD_ARGS(sys, proc)						\
 	(char *)napd_bin, "--port", "80", "--port", "11211",		\
 	"--wake-dev", "eth0", "--idle-ms", "5", "--keep-awake",		\
-	"ttyS0", "--sysfs-root", sys, "--proc-root", proc, "--stats"
+	"ttyS0", "--sysfs-root", sys, "--proc-root", proc, "--stats",	\
+	"--config", "/dev/null", "--status-socket", ctl_sock
 
 static void check_restored(const char *t)
 {
@@ -1073,7 +1509,7 @@ static void test_napd_dry_run(void)
 	CHECK(run_napd(argv, out, 0) == 0);
 	CHECK(out_has(out, "would nap"));
 	CHECK(out_has(out, "would write 'pseudo' to"));
-	CHECK(out_has(out, "would write '24-26' to"));
+	CHECK(out_has(out, "would write '25' to"));
 	CHECK_STR(get("%s/sys/power/mem_sleep", t), "[s2idle] deep pseudo");
 	CHECK_STR(get("%s/sys/power/state", t), "freeze mem disk");
 	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "0");
@@ -1124,6 +1560,286 @@ static void test_napd_errors(void)
 	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "0");
 }
 
+
+/* A fake tree and the napd command line for it, --log on. */
+struct fake_run {
+	char t[PATH_MAX], sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX];
+	char *argv[40];
+	int argc;
+	int ticks;
+};
+
+static void fake_run(struct fake_run *r, const char *name, ...)
+{
+	char *const base[] = { NAPD_ARGS(r->sys, r->proc), "--log", NULL };
+	va_list ap;
+	char *a;
+	int i;
+
+	path_fmt(r->t, sizeof(r->t), "%s", new_tree(name));
+	build_tree(r->t, true);
+	path_fmt(r->sys, sizeof(r->sys), "%s/sys", r->t);
+	path_fmt(r->proc, sizeof(r->proc), "%s/proc", r->t);
+	path_fmt(r->out, sizeof(r->out), "%s/out", r->t);
+	r->ticks = 0;
+	for (i = 0; base[i]; i++)
+		r->argv[i] = base[i];
+	va_start(ap, name);
+	while ((a = va_arg(ap, char *)) && i < 39)
+		r->argv[i++] = a;
+	va_end(ap);
+	r->argv[i] = NULL;
+	r->argc = i;
+}
+
+
+static const char net_dev[] =
+"Inter-|   Receive                                                |  Transmit\n"
+" face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n"
+"    lo:  123456     100    0    0    0     0          0         0   123456     100    0    0    0     0       0          0\n"
+"  eth0: 9876543    2000    0    0    0     0          0         0   555555    1500    0    0    0     0       0          0\n";
+
+static void test_net_dev(void)
+{
+	unsigned long long rx;
+
+	CHECK(!procnet_dev_rx(net_dev, &rx) && rx == 2100);
+	CHECK(!procnet_dev_rx("", &rx) && rx == 0);
+	CHECK(procnet_dev_rx("  eth0 1 2\n", &rx) == -1);
+}
+
+static void new_conn(void *arg)
+{
+	struct fake_run *r = arg;
+	char text[512];
+
+	/* at ~150 ms a client connects: packets on lo, a socket on :80 */
+	if (++r->ticks == 15) {
+		snprintf(text, sizeof(text), "%s%s", net_dev,
+			 "  eth1: 1 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n");
+		put(tcp_busy, "%s/net/tcp", r->proc);
+		put(text, "%s/net/dev", r->proc);
+	}
+}
+
+static void test_napd_dump_skipped(void)
+{
+	struct fake_run r;
+
+	fake_run(&r, "netdev", NULL);
+	put(net_dev, "%s/net/dev", r.proc);
+	CHECK(run_napd_tick(r.argv, r.out, 400, new_conn, &r) == 0);
+	CHECK(out_has(r.out, "nap held back by connections: 1 connection open"));
+	check_restored(r.t);
+}
+
+static void drop_blocker(void *arg)
+{
+	struct fake_run *r = arg;
+	char path[PATH_MAX];
+
+	/* after ~150 ms the listed process exits */
+	if (++r->ticks == 15) {
+		path_fmt(path, sizeof(path), "%s/55", r->proc);
+		rm_rf(path);
+	}
+}
+
+static void test_napd_process_blocks(void)
+{
+	struct fake_run r;
+
+	fake_run(&r, "proc-block", "--process", "blockme", "--max-naps", "2",
+		 NULL);
+	put("55 (blockme) S 1 55 55 0\n", "%s/55/stat", r.proc);
+	put("blockme\n", "%s/55/comm", r.proc);
+	CHECK(run_napd_tick(r.argv, r.out, 0, drop_blocker, &r) == 0);
+	CHECK(out_has(r.out, "nap held back by process: blockme (pid 55)"));
+	CHECK(out_has(r.out, "{\"naps\":2,"));
+	check_restored(r.t);
+}
+
+static void busy_cpu(void *arg)
+{
+	struct fake_run *r = arg;
+	char text[256];
+
+	/* 10 busy ticks of 10 on each poll: 100 % */
+	r->ticks++;
+	snprintf(text, sizeof(text),
+		 "cpu  %d 0 0 50000 0 0 0 0 0 0\nprocs_running 1\n",
+		 1000 + 10 * r->ticks);
+	put(text, "%s/stat", r->proc);
+}
+
+static void test_napd_idle_checks(void)
+{
+	struct fake_run r;
+
+	/* CPU use above --cpu-max: no nap until SIGTERM */
+	fake_run(&r, "cpu", "--cpu-max", "50", NULL);
+	CHECK(run_napd_tick(r.argv, r.out, 300, busy_cpu, &r) == 0);
+	CHECK(out_has(r.out, "nap held back by cpu: CPU use 100.0% > 50%"));
+	CHECK(out_has(r.out, "{\"naps\":0,"));
+	check_restored(r.t);
+	/* --cpu-max 100 turns the check off */
+	fake_run(&r, "cpu2", "--cpu-max", "100", "--max-naps", "1", NULL);
+	CHECK(run_napd_tick(r.argv, r.out, 0, busy_cpu, &r) == 0);
+	CHECK(out_has(r.out, "{\"naps\":1,"));
+
+	/* two runnable tasks besides napd */
+	fake_run(&r, "runnable", NULL);
+	put("cpu  1 0 0 5 0 0 0 0 0 0\nprocs_running 3\n", "%s/stat", r.proc);
+	CHECK(run_napd(r.argv, r.out, 300) == 0);
+	CHECK(out_has(r.out, "nap held back by runnable: 2 runnable tasks besides napd > 0"));
+	CHECK(out_has(r.out, "{\"naps\":0,"));
+	fake_run(&r, "runnable2", "--runnable-max", "2", "--max-naps", "1",
+		 NULL);
+	put("cpu  1 0 0 5 0 0 0 0 0 0\nprocs_running 3\n", "%s/stat", r.proc);
+	CHECK(run_napd(r.argv, r.out, 0) == 0);
+
+	/* an I/O in flight */
+	fake_run(&r, "disk", NULL);
+	put(" 8 0 sda 1 0 0 0 1 0 0 0 1 0 0\n", "%s/diskstats", r.proc);
+	CHECK(run_napd(r.argv, r.out, 300) == 0);
+	CHECK(out_has(r.out, "nap held back by disk: disk I/O: 1 in flight"));
+	CHECK(out_has(r.out, "{\"naps\":0,"));
+	fake_run(&r, "disk2", "--disk-check", "no", "--max-naps", "1", NULL);
+	put(" 8 0 sda 1 0 0 0 1 0 0 0 1 0 0\n", "%s/diskstats", r.proc);
+	CHECK(run_napd(r.argv, r.out, 0) == 0);
+
+	/* queued UDP data on a served port; unreadable /proc/stat is fatal */
+	fake_run(&r, "udp", "--udp-port", "53", NULL);
+	put("  sl  local_address rem_address   st tx_queue rx_queue\n"
+	    "   1: 00000000:0035 00000000:0000 07 00000000:00000010 00:0\n",
+	    "%s/net/udp", r.proc);
+	CHECK(run_napd(r.argv, r.out, 300) == 0);
+	CHECK(out_has(r.out, "nap held back by udp: 1 UDP socket with queued data"));
+	CHECK(out_has(r.out, "{\"naps\":0,"));
+	fake_run(&r, "nostat", NULL);
+	path_fmt(r.out, sizeof(r.out), "%s/stat", r.proc);
+	unlink(r.out);
+	path_fmt(r.out, sizeof(r.out), "%s/out", r.t);
+	CHECK(run_napd(r.argv, r.out, 0) == 1);
+	CHECK(out_has(r.out, "/stat"));
+	check_restored(r.t);
+}
+
+static void test_napd_notify(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct fake_run r;
+	char buf[256], all[1024] = "";
+	int fd, first = 1;
+	ssize_t n;
+
+	fake_run(&r, "notify", "--max-naps", "1", NULL);
+	path_fmt(sa.sun_path, sizeof(sa.sun_path), "%s/notify.sock", r.t);
+	fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		t_failed = true;
+		return;
+	}
+	setenv("NOTIFY_SOCKET", sa.sun_path, 1);
+	CHECK(run_napd(r.argv, r.out, 0) == 0);
+	unsetenv("NOTIFY_SOCKET");
+	while ((n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT)) > 0) {
+		buf[n] = '\0';
+		if (first)
+			CHECK(!strncmp(buf, "READY=1\nSTATUS=napping when idle", 32));
+		first = 0;
+		strncat(all, buf, sizeof(all) - strlen(all) - 1);
+	}
+	close(fd);
+	CHECK(strstr(all, "STATUS=1 naps,") != NULL);
+	CHECK(strstr(all, "STOPPING=1\nSTATUS=stopping, restoring settings\n"));
+	check_restored(r.t);
+}
+
+struct status_run {
+	struct fake_run r;
+	char conf[PATH_MAX];
+	char got[2][2048];
+	long pid;
+	char **argv;
+	int second_rc;
+	bool second_ok;
+};
+
+static void query(char *buf, size_t size)
+{
+	FILE *f = fmemopen(buf, size, "w");
+
+	if (!f || ctl_query(ctl_sock, f, 5))
+		snprintf(buf, size, "(no answer)");
+	if (f)
+		fclose(f);
+}
+
+static void status_tick(void *arg)
+{
+	struct status_run *s = arg;
+	char out[PATH_MAX];
+	const char *p;
+
+	switch (++s->r.ticks) {
+	case 20:
+		query(s->got[0], sizeof(s->got[0]));
+		p = strstr(s->got[0], "\"pid\":");
+		s->pid = p ? atol(p + 6) : 0;
+		break;
+	case 25:
+		put("idle-ms = 9\n", "%s", s->conf);
+		if (s->pid > 0)
+			kill(s->pid, SIGHUP);
+		break;
+	case 45:
+		query(s->got[1], sizeof(s->got[1]));
+		break;
+	case 50:
+		/* a second napd on the same socket: refused before setup */
+		path_fmt(out, sizeof(out), "%s/out2", s->r.t);
+		s->second_rc = run_napd(s->argv, out, 0);
+		s->second_ok = out_has(out, "another napd is running");
+		break;
+	}
+}
+
+static void test_napd_status_reload(void)
+{
+	static struct status_run s;
+	struct fake_run *r = &s.r;
+	char *argv[] = { (char *)napd_bin, "--config", s.conf, "--port",
+			 "80", "--wake-dev", "eth0", "--sysfs-root", r->sys,
+			 "--proc-root", r->proc, "--status-socket", ctl_sock,
+			 "--log", "--process", "blockme", NULL };
+
+	fake_run(r, "status", NULL);
+	s.argv = argv;
+	path_fmt(s.conf, sizeof(s.conf), "%s/napd.conf", r->t);
+	put("# test\nidle-ms = 5\n", "%s", s.conf);
+	put("55 (blockme) S 1 55 55 0\n", "%s/55/stat", r->proc);
+	put("blockme\n", "%s/55/comm", r->proc);
+	CHECK(run_napd_tick(argv, r->out, 700, status_tick, &s) == 0);
+	CHECK(strstr(s.got[0], "\"idle_ms\":5,") != NULL);
+	CHECK(strstr(s.got[0], "\"last_blocked\":{\"check\":\"process\",\"why\":\"blockme (pid 55)\"}") != NULL);
+	CHECK(strstr(s.got[1], "\"idle_ms\":9,") != NULL);
+	if (t_failed)
+		printf("# status: %s# after SIGHUP: %s", s.got[0], s.got[1]);
+	CHECK(out_has(r->out, "napd: reloaded: idle 9 ms"));
+	CHECK(s.second_rc == 1 && s.second_ok);
+	CHECK(!path_exists(ctl_sock));
+	check_restored(r->t);
+
+	/* a bad file on SIGHUP is refused and the old settings kept: covered
+	 * by napd_load_opts(); a bad file at start: exit 2, nothing changed */
+	put("idle-ms = 5\nbogus = 1\n", "%s", s.conf);
+	put("[s2idle] deep pseudo\n", "%s/power/mem_sleep", r->sys);
+	CHECK(run_napd(argv, r->out, 0) == 2);
+	CHECK(out_has(r->out, "napd.conf:2: unknown key 'bogus'"));
+	CHECK_STR(get("%s/power/mem_sleep", r->sys), "[s2idle] deep pseudo");
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -1145,12 +1861,29 @@ static const struct {
 	{ "setup_s2idle_upstream", test_setup_s2idle, false },
 	{ "diag_parse", test_diag_parse, false },
 	{ "live_tcp_count", test_live_tcp, false },
+	{ "config_file", test_config_good, false },
+	{ "config_bad_file_line", test_config_bad, false },
+	{ "opts_new_bad_rejected", test_opts_new_bad, false },
+	{ "idle_proc_stat_cpu", test_proc_stat, false },
+	{ "idle_diskstats", test_diskstats, false },
+	{ "idle_process_names", test_processes, false },
+	{ "idle_udp_queued", test_udp, false },
+	{ "rx_vector_selection", test_rx_vectors, false },
+	{ "proc_net_dev_rx", test_net_dev, false },
+	{ "notify_format", test_notify_format, false },
+	{ "notify_send_listener", test_notify_send, false },
+	{ "status_json_and_socket", test_status_json, false },
 	{ "napd_exit_codes", test_napd_exit_codes, true },
 	{ "napd_naps_and_restore", test_napd_naps, true },
 	{ "napd_sigterm_restore", test_napd_sigterm_busy, true },
 	{ "napd_rx_keeps_awake", test_napd_rx_traffic, true },
 	{ "napd_dry_run", test_napd_dry_run, true },
 	{ "napd_error_restore", test_napd_errors, true },
+	{ "napd_process_blocks_naps", test_napd_process_blocks, true },
+	{ "napd_cpu_runnable_disk_udp_block", test_napd_idle_checks, true },
+	{ "napd_sd_notify_ready_stopping", test_napd_notify, true },
+	{ "napd_new_connection_seen", test_napd_dump_skipped, true },
+	{ "napd_status_and_sighup_reload", test_napd_status_reload, true },
 };
 
 int main(int argc, char *argv[])
@@ -1166,6 +1899,7 @@ int main(int argc, char *argv[])
 		perror("mkdtemp");
 		return 1;
 	}
+	path_fmt(ctl_sock, sizeof(ctl_sock), "%s/napd.sock", tmp_root);
 
 	printf("TAP version 13\n1..%u\n", n);
 	for (i = 0; i < n; i++) {

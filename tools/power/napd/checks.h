@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Is the machine idle?  The checks made once per idle window, besides the
+ * per-poll connection and packet checks: CPU use and runnable tasks from
+ * /proc/stat, disk I/O from /proc/diskstats, and processes by name.
+ *
+ * The parsers take NUL-terminated text so that the unit tests can feed
+ * them canned files.
+ */
+#ifndef NAPD_CHECKS_H
+#define NAPD_CHECKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Why a nap was held back. */
+enum napd_check {
+	CHECK_CONN,		/* a TCP connection on a served port */
+	CHECK_PACKETS,		/* the wake device received packets */
+	CHECK_UDP,		/* data queued on a served UDP port */
+	CHECK_PROCESS,		/* a --process is running */
+	CHECK_CPU,		/* CPU use above --cpu-max */
+	CHECK_RUNNABLE,		/* more than --runnable-max runnable tasks */
+	CHECK_DISK,		/* disk I/O in flight or done */
+	CHECK_HANDSHAKE,	/* wakeup_count write refused */
+	NR_CHECKS,
+};
+
+const char *check_name(enum napd_check c);
+
+struct cpu_sample {
+	unsigned long long busy;	/* USER_HZ ticks, all CPUs */
+	unsigned long long total;
+	unsigned long running;		/* procs_running, napd included */
+};
+
+/* The "cpu " and "procs_running" lines of /proc/stat.  0 or -1. */
+int parse_proc_stat(const char *text, struct cpu_sample *s);
+
+/* CPU use between two samples in tenths of a percent of all CPUs. */
+unsigned int cpu_use_permille(const struct cpu_sample *from,
+			      const struct cpu_sample *to);
+
+struct disk_sample {
+	unsigned long long ios;		/* completed I/Os, all devices */
+	unsigned long long in_flight;
+};
+
+/* Sum /proc/diskstats.  0, or -1 if a line does not parse. */
+int parse_diskstats(const char *text, struct disk_sample *s);
+
+/*
+ * Split "PID (COMM) S ..." from /proc/PID/stat: copy the command name
+ * to @comm and return the state letter, or 0 if it does not parse.
+ */
+char parse_pid_stat(const char *text, char *comm, size_t size);
+
+/*
+ * Look through <proc_root>/[0-9]* for a live (not zombie) process other
+ * than @self whose name (comm) is one of @names.  Returns 1 with its name and
+ * pid in @found, 0 if none, -errno if proc_root cannot be read.
+ */
+int find_process(const char *proc_root, const char *const names[], int nr,
+		 pid_t self, char *found, size_t size);
+
+#endif /* NAPD_CHECKS_H */

@@ -7,6 +7,7 @@
   polling.png            latency and CPU per request per idle mode
   density.png            KB per host CPU-second vs density per workload
   density_throughput.png KB/s vs density per workload
+  breakdown.png          entry and exit of a NIC-woken nap by phase
 """
 
 import os
@@ -240,6 +241,9 @@ def make_all(ctx, results):
             figs.append(polling(P, res))
         elif n == "density" and res.get("rows"):
             figs += density(P, res)
+        elif n == "breakdown" and res.get("phases"):
+            from . import breakdown
+            figs.append(breakdown.plot(P, res))
     figs = [f for f in figs if f]
     C.say("plots: %s" % (", ".join(os.path.basename(f) for f in figs)
                          or "none"))

@@ -480,6 +480,9 @@ def write(ctx, results, figs, failed):
         md.append(polling_md(by["polling"], figs))
     if "density" in by:
         md.append(density_md(by["density"], figs))
+    if "breakdown" in by:
+        from . import breakdown
+        md.append(breakdown.report_md(by["breakdown"], figs, _fig))
     # Missing and unsupported, in one place.
     miss = []
     if ctx.pollist is not None and not ctx.pollist[0]:

@@ -6,7 +6,7 @@
 # all of them when none is) or "rtc" (the CMOS RTC alarm IRQ).
 # Prints "NIC-IRQS list" and "RTC-IRQ n".
 set -e
-httpd -p 80 -h /www
+pidof httpd > /dev/null || httpd -p 80 -h /www
 nic=$(readlink -f /sys/class/net/eth0/device)
 dev=$nic
 while [ ! -d "$dev/msi_irqs" ] && [ "$dev" != / ]; do dev=$(dirname "$dev"); done

@@ -1,0 +1,302 @@
+# SPDX-License-Identifier: GPL-2.0
+"""5. Where a nap's time goes, and what still fires while it lasts.
+
+Each run boots one guest that traces two naps with tracefs
+(guest/nap-trace.sh): the PM core's phases (power:suspend_resume), every
+device callback (power:device_pm_callback_start/end), and the interrupts,
+IPIs, timers and work items of the CPUs.
+
+  quiet  armed on the RTC only, ended by its alarm after the window: what
+         fires during a steady nap with no traffic
+  nic    armed on the NIC's receive IRQs, ended by an HTTP request from
+         the host: the entry and exit phases of a real wake
+
+Writes breakdown_phases.csv (run, nap, phase, ms), breakdown_devices.csv
+(the callbacks each device ran, per phase), quiet_nap.csv (each source of
+interrupts and timers during the quiet nap, per second) and
+breakdown.png (entry and exit of the NIC-woken nap, stacked by phase).
+"""
+
+import re
+import time
+from collections import defaultdict
+
+from . import common as C
+
+TRACE_LINE = re.compile(r"^\s*.+?-\d+\s+\[(\d+)\]\s+\S+\s+([\d.]+): "
+                        r"(\w+): (.*)$")
+# The phases of entry and exit in the order they run; "halt" is the time
+# from the last device phase to the CPUs halting (machine_suspend).
+ENTRY = ("sync_filesystems", "freeze_processes", "dpm_prepare", "dpm_suspend",
+         "dpm_suspend_late", "dpm_suspend_noirq")
+EXIT = ("dpm_resume_noirq", "dpm_resume_early", "dpm_resume", "dpm_complete",
+        "resume_console", "thaw_processes")
+INTERRUPTS = ("irq_handler_entry", "local_timer_entry", "reschedule_entry",
+              "call_function_entry", "call_function_single_entry")
+
+
+def guest_script(window):
+    return r"""
+/usr/share/pseudosleep/nap-trace.sh rtc %g
+echo QUIET-DONE
+/usr/share/pseudosleep/nap-trace.sh nic
+echo DONE
+exec sleep 1000000
+""" % window
+
+
+def parse(lines):
+    """Events of one nap-trace.sh trace: [(ts, cpu, event, detail)]."""
+    out = []
+    for line in lines:
+        m = TRACE_LINE.match(line)
+        if m:
+            out.append((float(m.group(2)), int(m.group(1)), m.group(3),
+                        m.group(4).strip()))
+    return out
+
+
+def phases(events):
+    """{phase: ms} from suspend_resume begin/end pairs, plus "halt" (the
+    end of dpm_suspend_noirq to the CPUs being sent to halt) and "nap"
+    (machine_suspend: halted until the wake)."""
+    open_, ms, noirq_end = {}, {}, None
+    for ts, _, ev, d in events:
+        m = re.match(r"(\w+)\[\d+\] (begin|end)", d) \
+            if ev == "suspend_resume" else None
+        if not m:
+            continue
+        name, what = m.groups()
+        if what == "begin":
+            open_[name] = ts
+            if name == "machine_suspend" and noirq_end is not None:
+                ms["halt"] = (ts - noirq_end) * 1e3
+        elif name in open_:
+            ms[name] = ms.get(name, 0.0) + (ts - open_.pop(name)) * 1e3
+            if name == "dpm_suspend_noirq":
+                noirq_end = ts
+    if "machine_suspend" in ms:
+        ms["nap"] = ms.pop("machine_suspend")
+    return ms
+
+
+def windows(events):
+    """(start, end) of each open suspend_resume phase, by name."""
+    w, open_ = {}, {}
+    for ts, _, ev, d in events:
+        m = re.match(r"(\w+)\[\d+\] (begin|end)", d) \
+            if ev == "suspend_resume" else None
+        if not m:
+            continue
+        if m.group(2) == "begin":
+            open_[m.group(1)] = ts
+        elif m.group(1) in open_:
+            w[m.group(1)] = (open_.pop(m.group(1)), ts)
+    return w
+
+
+def devices(events):
+    """[(phase, device, driver, ms)]: each device callback, placed in the
+    device phase whose window holds its start."""
+    win = windows(events)
+    start, out = {}, []
+    for ts, _, ev, d in events:
+        if ev == "device_pm_callback_start":
+            m = re.match(r"(\S*) (\S+), parent: \S+, (.*)$", d)
+            if m:
+                start[m.group(2)] = (ts, m.group(1))
+        elif ev == "device_pm_callback_end":
+            m = re.match(r"(\S*) (\S+), err=", d)
+            if m and m.group(2) in start:
+                t0, drv = start.pop(m.group(2))
+                ph = next((p for p in ENTRY + EXIT if p in win and
+                           win[p][0] <= t0 <= win[p][1]), "?")
+                out.append((ph, m.group(2), drv or "-", (ts - t0) * 1e3))
+    return out
+
+
+def sources(events):
+    """({source: count} of the interrupts during the nap, {cause: count}
+    of the timers and work items run meanwhile, nap seconds)."""
+    w = windows(events).get("machine_suspend")
+    if not w:
+        return {}, {}, 0.0
+    irq, cause = defaultdict(int), defaultdict(int)
+    for ts, _, ev, d in events:
+        if not w[0] <= ts <= w[1]:
+            continue
+        if ev == "irq_handler_entry":
+            m = re.search(r"irq=(\d+) name=(\S+)", d)
+            irq["IRQ %s %s" % m.groups() if m else "IRQ ?"] += 1
+        elif ev in INTERRUPTS:
+            irq[{"local_timer_entry": "LAPIC timer",
+                 "reschedule_entry": "IPI reschedule"}.get(
+                     ev, "IPI call function")] += 1
+        elif ev in ("hrtimer_expire_entry", "timer_expire_entry"):
+            m = re.search(r"function=(\w+)", d)
+            cause["%s %s" % ("hrtimer" if ev[0] == "h" else "timer",
+                             m.group(1) if m else "?")] += 1
+        elif ev == "workqueue_execute_start":
+            m = re.search(r"function (\w+)", d)
+            cause["work " + (m.group(1) if m else "?")] += 1
+    return dict(irq), dict(cause), w[1] - w[0]
+
+
+def run_one(ctx, run, window):
+    row = {"run": run, "status": "ok"}
+    bg = C.BenchGuest("breakdown-%d" % run, guest_script(window),
+                      ports=(80,), logdir=ctx.logdir)
+    traces = {}
+    try:
+        for nap in ("quiet", "nic"):
+            if not bg.wait(r"^NAPPING 1", 180):
+                row["status"] = "failed: no %s nap" % nap
+                C.broken("breakdown run %d: no %s nap" % (run, nap), bg)
+                return row, traces
+            if nap == "nic":
+                time.sleep(1.0)
+                body, _ = C.http_get(bg.port[80], "/", timeout=10)
+                row["answered"] = body is not None
+            n = len(bg.g.output)
+            end = bg.wait(r"^TRACE-END", window + 120)
+            if not end:
+                row["status"] = "failed: no trace of the %s nap" % nap
+                return row, traces
+            lines = bg.g.output[n:]
+            if "TRACE-BEGIN" in lines:
+                lines = lines[lines.index("TRACE-BEGIN") + 1:]
+            traces[nap] = parse(lines)
+        ctx.note_guest(bg)
+    finally:
+        bg.stop()
+    return row, traces
+
+
+def run(ctx):
+    window = ctx.window or (3.0 if ctx.quick else 10.0)
+    C.say("== 5. nap breakdown: phases and device callbacks of a NIC-woken "
+          "nap, and what fires during a %g s quiet nap; %d run(s)"
+          % (window, ctx.runs))
+    ph_rows, dev_rows, quiet_rows, runs = [], [], [], []
+    for run in range(ctx.runs):
+        row, traces = run_one(ctx, run, window)
+        runs.append(row)
+        for nap, ev in traces.items():
+            for p, ms in phases(ev).items():
+                ph_rows.append({"run": run, "nap": nap, "phase": p,
+                                "ms": round(ms, 4)})
+            for p, dev, drv, ms in devices(ev):
+                dev_rows.append({"run": run, "nap": nap, "phase": p,
+                                 "device": dev, "driver": drv,
+                                 "ms": round(ms, 4)})
+        if "quiet" in traces:
+            irq, cause, secs = sources(traces["quiet"])
+            for kind, d in (("interrupt", irq), ("cause", cause)):
+                for src, n in d.items():
+                    quiet_rows.append({"run": run, "kind": kind,
+                                       "source": src, "count": n,
+                                       "nap_s": round(secs, 3),
+                                       "per_s": round(n / secs, 3)
+                                       if secs else None})
+        C.say("  run %d %s" % (run, row["status"]))
+    C.write_csv(ctx.path("breakdown_phases.csv"), ph_rows,
+                ["run", "nap", "phase", "ms"])
+    C.write_csv(ctx.path("breakdown_devices.csv"), dev_rows,
+                ["run", "nap", "phase", "device", "driver", "ms"])
+    C.write_csv(ctx.path("quiet_nap.csv"), quiet_rows,
+                ["run", "kind", "source", "count", "nap_s", "per_s"])
+    return {"name": "breakdown", "window": window, "runs": runs,
+            "phases": ph_rows, "devices": dev_rows, "quiet": quiet_rows}
+
+
+# --- summaries for the report and the plot ---------------------------------
+
+def phase_medians(res, nap):
+    by = defaultdict(list)
+    for r in res["phases"]:
+        if r["nap"] == nap:
+            by[r["phase"]].append(r["ms"])
+    return {p: C.median(v) for p, v in by.items()}
+
+
+def device_summary(res, nap="nic", top=12):
+    """[(phase, device, driver, median ms per run)] of the slowest."""
+    per = defaultdict(lambda: defaultdict(float))
+    for r in res["devices"]:
+        if r["nap"] == nap:
+            per[(r["phase"], r["device"], r["driver"])][r["run"]] += r["ms"]
+    rows = [(k[0], k[1], k[2], C.median(list(v.values())))
+            for k, v in per.items()]
+    return sorted(rows, key=lambda x: -x[3])[:top], len(per)
+
+
+def quiet_summary(res):
+    per = defaultdict(list)
+    total = defaultdict(float)
+    for r in res["quiet"]:
+        if r["per_s"] is not None:
+            per[(r["kind"], r["source"])].append(r["per_s"])
+            if r["kind"] == "interrupt":
+                total[r["run"]] += r["per_s"]
+    rows = sorted(((k, s, C.median(v)) for (k, s), v in per.items()),
+                  key=lambda x: (x[0] != "interrupt", -x[2]))
+    return rows, C.median(list(total.values())) if total else None
+
+
+def plot(P, res):
+    e = phase_medians(res, "nic")
+    if not e:
+        return None
+    cols = list(ENTRY) + ["halt"] + list(EXIT)
+    x = ["bar " + " ".join(cols)]
+    x.append("entry " + " ".join("%.4f" % (e.get(c, 0) if c in ENTRY or
+                                         c == "halt" else 0) for c in cols))
+    x.append("exit " + " ".join("%.4f" % (e.get(c, 0) if c in EXIT else 0)
+                                for c in cols))
+    P.dat("breakdown.dat", x)
+    script = ("set title 'Entry and exit of a NIC-woken nap, by phase "
+              "(median ms; %s)'\n" % P.cond +
+              "set style data histograms\nset style histogram rowstacked\n"
+              "set style fill solid 0.8 border -1\nset boxwidth 0.5\n"
+              "set key outside right\nset ylabel 'ms'\nset yrange [0:*]\n"
+              "plot for [i=2:%d] 'breakdown.dat' using i:xtic(1) "
+              "title columnhead(i)\n" % (len(cols) + 1))
+    return P.render("breakdown", script)
+
+
+def report_md(res, figs, fig_md):
+    e = phase_medians(res, "nic")
+    out = ["## 5. Where a nap's time goes\n",
+           "tracefs in the guest (guest/nap-trace.sh): `power:suspend_resume` "
+           "phases and `power:device_pm_callback_*` of a nap woken by an "
+           "HTTP request (NIC receive IRQs armed), medians of %d run(s).\n"
+           % len(res["runs"])]
+    if e:
+        ent = sum(e.get(p, 0) for p in ENTRY) + e.get("halt", 0)
+        ex = sum(e.get(p, 0) for p in EXIT)
+        rows = [[p, "entry" if p in ENTRY or p == "halt" else "exit",
+                 "%.3f" % e[p]] for p in list(ENTRY) + ["halt"] +
+                list(EXIT) if p in e]
+        out.append("| phase | part | ms |\n|---|---|---|\n" + "\n".join(
+            "| %s |" % " | ".join(r) for r in rows) +
+            "\n| **entry, sum** | | **%.3f** |\n| **exit, sum** | | "
+            "**%.3f** |\n" % (ent, ex))
+    out.append(fig_md(figs, "breakdown.png"))
+    top, n = device_summary(res)
+    if top:
+        out.append("%d device callbacks ran in the NIC-woken nap; the "
+                   "slowest (median ms per nap):\n" % n)
+        out.append("| phase | device | driver | ms |\n|---|---|---|---|\n" +
+                   "\n".join("| %s | %s | %s | %.3f |" % r for r in top) +
+                   "\n")
+    rows, total = quiet_summary(res)
+    if rows:
+        out.append("### What fires during a quiet nap\n")
+        out.append("A %g s nap armed on the RTC only, no traffic: %s "
+                   "interrupts per second on all CPUs (target of issue 13: "
+                   "at most 1). Interrupts, then the timers and work items "
+                   "they ran (per second, median of runs):\n"
+                   % (res["window"], C.fmt(total, 1)))
+        out.append("| kind | source | per s |\n|---|---|---|\n" + "\n".join(
+            "| %s | %s | %.2f |" % r for r in rows[:25]) + "\n")
+    return "\n".join(out)

@@ -20,6 +20,7 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOP = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
+import netns  # noqa: E402
 import pslib  # noqa: E402
 
 # Every benchmark guest boots with these.  tsc=reliable: under TCG the
@@ -288,19 +289,26 @@ class BenchGuest:
     """A benchmark guest: GUEST_LIB + script run by vm-run in the
     background, ports forwarded from free host ports.  `port[g]` is the
     host port for guest port g.  Lines "INFO key=value" are collected in
-    `info` while waiting for other lines."""
+    `info` while waiting for other lines.  With net="bridge" the guest sits
+    on vm-run's bridged network (netns.py): no ports are forwarded,
+    `netns` names its namespace and get() reaches it there."""
 
     def __init__(self, name, script, ports=(80,), append="", qmp=False,
-                 timeout=3600, logdir=None, smp=2):
+                 timeout=3600, logdir=None, smp=2, net="user"):
         self.name = name
-        self.port = {g: pslib.free_port() for g in ports}
-        fwd = ["%d:%d" % (h, g) for g, h in self.port.items()]
+        if net == "bridge":
+            self.port = {g: g for g in ports}
+            fwd = []
+        else:
+            self.port = {g: pslib.free_port() for g in ports}
+            fwd = ["%d:%d" % (h, g) for g, h in self.port.items()]
         self.append = (BASE_APPEND + " " + append).strip()
         self.logdir = logdir
         self.info = {}
         self.seen = []
         self.g = pslib.Guest(GUEST_LIB + script, fwd=fwd, append=self.append,
-                             qmp=qmp, timeout=timeout, smp=smp)
+                             qmp=qmp, timeout=timeout, smp=smp, net=net)
+        self.netns = self.g.netns
         self.qemu_pid = None
         self.cmdline = ""
         self.stopped = False
@@ -361,6 +369,14 @@ class BenchGuest:
 
     def alive(self):
         return self.g.proc.poll() is None
+
+    def get(self, guest_port=80, path="/", timeout=10.0):
+        """HTTP GET to the guest's port: (body or None, seconds)."""
+        if not self.netns:
+            return http_get(self.port[guest_port], path, timeout)
+        with netns.inside(self.netns):
+            return pslib.http_get(guest_port, path, timeout=timeout,
+                                  host=netns.GUEST_IP)
 
     def console(self):
         return self.g.console()

@@ -483,6 +483,9 @@ def write(ctx, results, figs, failed):
     if "breakdown" in by:
         from . import breakdown
         md.append(breakdown.report_md(by["breakdown"], figs, _fig))
+    if "lannoise" in by:
+        from . import lannoise
+        md.append(lannoise.report_md(by["lannoise"]))
     # Missing and unsupported, in one place.
     miss = []
     if ctx.pollist is not None and not ctx.pollist[0]:
@@ -491,8 +494,10 @@ def write(ctx, results, figs, failed):
     for s in by.get("polling", {}).get("summary", []):
         if s["status"] == "not supported":
             miss.append("%s: %s" % (s["mode"], s["note"]))
-    miss.append("ping latency: not measurable, QEMU user networking forwards "
-                "no ICMP from the host to the guest")
+    if "lannoise" not in by or by["lannoise"].get("skipped"):
+        miss.append("ping latency: not measurable with QEMU user "
+                    "networking (no ICMP forwarding); the bridged network "
+                    "of experiment 6 needs root and /dev/net/tun")
     md.append("## Missing or unsupported")
     md.append("\n".join("- %s" % m for m in miss))
     md.append("## Files")

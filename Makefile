@@ -86,10 +86,9 @@ $(STAMPS)/source:
 		git tag pristine
 	@touch $@
 
-# Re-apply the series when it or any patch changes.  Only files the patches
-# touch get a new mtime, so the rebuild stays incremental.
+# Re-apply the series when it or any patch changes.  Files whose patched
+# content did not change keep their mtime, so the rebuild stays incremental.
 $(STAMPS)/patched: $(STAMPS)/source patches/series $(wildcard patches/*.patch)
-	@cd $(KDIR) && git checkout -q -f -B work pristine && git clean -qfdx
 	@$(T)/apply-series $(TOP)/patches $(KDIR)
 	@touch $@
 

@@ -185,7 +185,13 @@ int pseudosleep_devices_and_enter(void)
 	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_ENTERING)
 		return -EINVAL;
 	pseudosleep_times.frozen = now();
-	pm_suspend_target_state = PM_SUSPEND_PSEUDO;
+	/*
+	 * To drivers a nap is a suspend to idle: no firmware is involved and
+	 * memory, links and the platform stay powered.  Drivers that compare
+	 * pm_suspend_target_state with PM_SUSPEND_TO_IDLE (virtio-mem, UFS,
+	 * xHCI, amdgpu, i915...) must not take it for S3.
+	 */
+	pm_suspend_target_state = PM_SUSPEND_TO_IDLE;
 	pm_set_suspend_no_platform();
 	error = pseudosleep_keep_mark();
 	if (error)

@@ -186,6 +186,16 @@ int pseudosleep_devices_and_enter(void)
 		return -EINVAL;
 	pseudosleep_times.frozen = now();
 	/*
+	 * An armed IRQ during the sync or the freeze: the freezer cleared the
+	 * PM core's record of it (pm_wakeup_clear()), the nap's own is still
+	 * there.  Give up before any device suspends.  Later ones are seen by
+	 * pm_wakeup_pending() in the device phases and pseudosleep_halt().
+	 */
+	if (pseudosleep_woken()) {
+		pseudosleep_times.resumed = now();
+		return -EBUSY;
+	}
+	/*
 	 * To drivers a nap is a suspend to idle: no firmware is involved and
 	 * memory, links and the platform stay powered.  Drivers that compare
 	 * pm_suspend_target_state with PM_SUSPEND_TO_IDLE (virtio-mem, UFS,

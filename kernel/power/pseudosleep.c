@@ -163,6 +163,12 @@ static int pseudosleep_halt(void)
 					   pseudosleep_phase_is_not(PSEUDOSLEEP_NAPPING));
 	}
 	pseudosleep_times.woken = now();
+	/*
+	 * The waking IRQ only woke this task; take the other CPUs out of
+	 * their halt loop from here, as s2idle does, not from hard IRQ.
+	 */
+	if (!error)
+		wake_up_all_idle_cpus();
 	cpus_read_unlock();
 	trace_suspend_resume(TPS("machine_suspend"), PM_SUSPEND_PSEUDO, false);
 	return error;

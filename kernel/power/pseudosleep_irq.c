@@ -121,9 +121,9 @@ unsigned int pseudosleep_wake_irq(void)
 
 /*
  * End the nap: record the IRQ with the PM core (pm_wakeup_irq, abort of a
- * suspend still in progress), wake the suspending task and kick every other
- * CPU out of its halt loop with an IPI that only sets need_resched.  Runs in
- * hard IRQ context under the irq_desc lock, so only raw locks below.
+ * suspend still in progress) and wake the suspending task, which kicks the
+ * other CPUs out of their halt loop.  Runs in hard IRQ context under the
+ * irq_desc lock, so only raw locks and O(1) work below.
  */
 static void pseudosleep_wake(unsigned int irq)
 {
@@ -135,7 +135,6 @@ static void pseudosleep_wake(unsigned int irq)
 	if (cmpxchg(&pseudosleep_phase, PSEUDOSLEEP_NAPPING,
 		    PSEUDOSLEEP_RESUMING) == PSEUDOSLEEP_NAPPING) {
 		swake_up_one(&pseudosleep_wait);
-		wake_up_all_idle_cpus();
 	}
 }
 

@@ -71,6 +71,8 @@ void pseudosleep_synced(suspend_state_t state);
 int pseudosleep_devices_and_enter(void);
 void pseudosleep_end(suspend_state_t state, int error);
 bool pseudosleep_irq_kept(unsigned int irq);
+void pseudosleep_count_read_begin(void);
+void pseudosleep_count_read_end(void);
 
 #else /* !CONFIG_PM_PSEUDOSLEEP */
 
@@ -83,6 +85,8 @@ static inline void pseudosleep_synced(suspend_state_t state) { }
 static inline int pseudosleep_devices_and_enter(void) { return -EINVAL; }
 static inline void pseudosleep_end(suspend_state_t state, int error) { }
 static inline bool pseudosleep_irq_kept(unsigned int irq) { return false; }
+static inline void pseudosleep_count_read_begin(void) { }
+static inline void pseudosleep_count_read_end(void) { }
 
 #endif /* CONFIG_PM_PSEUDOSLEEP */
 

@@ -56,14 +56,7 @@ static inline bool pseudosleep_cpu_napping(void)
 
 void pseudosleep_cpu_idle(void);
 void pseudosleep_cpu_enter(void);
-
-/**
- * arch_pseudosleep_halt - halt this CPU until the next interrupt
- *
- * Called with interrupts off and RCU idle; the interrupt that ends the halt
- * is handled inside; returns with interrupts off.
- */
-void arch_pseudosleep_halt(void);
+bool pseudosleep_cpu_deep_idle(void);
 
 int pseudosleep_valid(void);
 void pseudosleep_begin(suspend_state_t state);
@@ -79,6 +72,8 @@ void pseudosleep_count_read_end(void);
 static inline void pseudosleep_note_irq(unsigned int irq) { }
 static inline bool pseudosleep_cpu_napping(void) { return false; }
 static inline void pseudosleep_cpu_idle(void) { }
+static inline void pseudosleep_cpu_enter(void) { }
+static inline bool pseudosleep_cpu_deep_idle(void) { return false; }
 static inline int pseudosleep_valid(void) { return -EINVAL; }
 static inline void pseudosleep_begin(suspend_state_t state) { }
 static inline void pseudosleep_synced(suspend_state_t state) { }

@@ -5,30 +5,33 @@
  *
  * enter_state() syncs and freezes tasks as for any suspend.  Then devices
  * suspend as usual except those kept awake (pseudosleep_keep.c), every
- * online CPU is kicked into a STI;HLT loop run from its idle task, and the
- * suspending task waits until an armed wake IRQ (pseudosleep_irq.c) ends
- * the nap.  Interrupts that are not armed run their handlers and the CPU
- * halts again.  The halt loop runs as idle, with RCU told the CPU is idle
- * and the tick stopped, so timers and kthreads keep working and long naps
- * raise no RCU stall, soft lockup or hung task reports.  Unlike s2idle the
- * timekeeping is not suspended: handlers of the devices kept awake run
- * during the nap and may read the time.
+ * online CPU is kicked into the idle loop's default halt, bypassing the
+ * cpuidle governor, and the suspending task waits until an armed wake IRQ
+ * (pseudosleep_irq.c) ends the nap.  Interrupts that are not armed run
+ * their handlers and the CPU halts again.  The CPUs halt from the idle
+ * loop, with RCU told the CPU is idle and the tick stopped, so timers and
+ * kthreads keep working and long naps raise no RCU stall, soft lockup or
+ * hung task reports.  Unlike s2idle the timekeeping is not suspended:
+ * handlers of the devices kept awake run during the nap and may read the
+ * time.
  */
 
 #define pr_fmt(fmt) "pseudosleep: " fmt
 
 #include <linux/atomic.h>
 #include <linux/console.h>
-#include <linux/context_tracking.h>
 #include <linux/cpu.h>
+#include <linux/cpuidle.h>
 #include <linux/cpumask.h>
 #include <linux/init.h>
+#include <linux/moduleparam.h>
 #include <linux/percpu.h>
 #include <linux/pm.h>
 #include <linux/sched/idle.h>
 #include <linux/smp.h>
 #include <linux/suspend.h>
 #include <linux/swait.h>
+#include <linux/sysfs.h>
 #include <linux/timekeeping.h>
 #include <trace/events/power.h>
 
@@ -70,26 +73,65 @@ void pseudosleep_cpu_enter(void)
  * pseudosleep_cpu_idle - the idle routine of every CPU during a nap
  *
  * Called by cpuidle_idle_call() with interrupts off and the tick stopped;
- * returns with interrupts on.  Mirrors default_idle_call() with the
- * architecture's halt.  The idle loop calls it again for as long as the
- * nap lasts and no task is runnable, re-evaluating the tick each time, so
- * timers queued by the interrupts served meanwhile still fire.
+ * returns with interrupts on.  Halts through default_idle_call(), so the
+ * platform's choice of halt (x86_idle: HLT, or the AMD E400 and MWAIT
+ * variants), the critical-timings and cpu_idle trace hooks and the RCU
+ * idle state all stay the idle loop's own.  The idle loop calls it again
+ * for as long as the nap lasts and no task is runnable, re-evaluating the
+ * tick each time, so timers queued by the interrupts served meanwhile
+ * still fire.
  */
-void __cpuidle pseudosleep_cpu_idle(void)
+void pseudosleep_cpu_idle(void)
 {
-	instrumentation_begin();
-	/* Remote wakeups must send an IPI: this CPU stops polling. */
-	if (!current_clr_polling_and_test()) {
-		pseudosleep_cpu_enter();
-		ct_cpuidle_enter();
-		arch_pseudosleep_halt();
-		ct_cpuidle_exit();
-		/* Still napping: an interrupt that is not armed woke us. */
-		if (pseudosleep_cpu_napping())
-			atomic_long_inc(&nap_wakeups);
-	}
-	local_irq_enable();
-	instrumentation_end();
+	pseudosleep_cpu_enter();
+	default_idle_call();
+	/* Still napping: an interrupt that is not armed woke us. */
+	if (pseudosleep_cpu_napping())
+		atomic_long_inc(&nap_wakeups);
+}
+
+/*
+ * pseudosleep.deep_idle: let the cpuidle governor pick the CPUs' idle states
+ * during a nap instead of the default halt.  Strict boolean, as nosleep.
+ */
+static bool deep_idle;
+
+static int deep_idle_set(const char *val, const struct kernel_param *kp)
+{
+	bool v;
+	int ret;
+
+	ret = pseudosleep_parse_bool(val, &v);
+	if (ret)
+		return ret;
+	WRITE_ONCE(deep_idle, v);
+	return 0;
+}
+
+static int deep_idle_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(deep_idle));
+}
+
+static const struct kernel_param_ops deep_idle_ops = {
+	.set = deep_idle_set,
+	.get = deep_idle_get,
+};
+module_param_cb(deep_idle, &deep_idle_ops, NULL, 0644);
+MODULE_PARM_DESC(deep_idle,
+		 "1: napping CPUs use the cpuidle governor's states, 0: the default halt (default)");
+
+/**
+ * pseudosleep_cpu_deep_idle - should a napping CPU use the cpuidle governor
+ *
+ * Read by the idle loop only while a nap is in progress.  When true, the
+ * CPU only counts its entry into the nap and then idles as usual.
+ *
+ * Return: the value of the pseudosleep.deep_idle parameter.
+ */
+bool pseudosleep_cpu_deep_idle(void)
+{
+	return READ_ONCE(deep_idle);
 }
 
 /**
@@ -270,3 +312,4 @@ static int __init pseudosleep_init(void)
 	return ret;
 }
 late_initcall(pseudosleep_init);
+

@@ -9,6 +9,7 @@
 #include <linux/bitmap.h>
 #include <linux/suspend.h>
 
+#include "power.h"
 #include "pseudosleep.h"
 
 #define NBITS 64
@@ -187,12 +188,36 @@ static void woken_during_entry(struct kunit *test)
 	pseudosleep_arm(saved, NBITS);
 }
 
+/*
+ * Tables indexed by suspend_state_t cover every state up to
+ * PM_SUSPEND_MAX, which pseudo moved up by one: test_suspend= walks
+ * pm_labels[] to PM_SUSPEND_MAX.
+ */
+static void state_tables(struct kunit *test)
+{
+	suspend_state_t state;
+
+	KUNIT_EXPECT_EQ(test, ARRAY_SIZE(pm_labels), (size_t)PM_SUSPEND_MAX);
+	KUNIT_EXPECT_EQ(test, ARRAY_SIZE(pm_states), (size_t)PM_SUSPEND_MAX);
+	KUNIT_EXPECT_EQ(test, ARRAY_SIZE(mem_sleep_states),
+			(size_t)PM_SUSPEND_MAX);
+	for (state = PM_SUSPEND_MIN; state < PM_SUSPEND_MAX; state++)
+		if (pm_states[state])
+			KUNIT_EXPECT_STREQ(test, pm_states[state],
+					   pm_labels[state]);
+	/* Only mem_sleep offers pseudo; /sys/power/state does not. */
+	KUNIT_EXPECT_NULL(test, pm_labels[PM_SUSPEND_PSEUDO]);
+	KUNIT_EXPECT_STREQ(test, mem_sleep_states[PM_SUSPEND_PSEUDO],
+			   "pseudo");
+}
+
 static struct kunit_case pseudosleep_test_cases[] = {
 	KUNIT_CASE(parse_irqs_good),
 	KUNIT_CASE(parse_irqs_bad),
 	KUNIT_CASE(parse_bool),
 	KUNIT_CASE(arm_and_record),
 	KUNIT_CASE(woken_during_entry),
+	KUNIT_CASE(state_tables),
 	{}
 };
 

@@ -213,6 +213,22 @@ TEST_F(nap, handshake_refuses_after_armed_irq)
 	EXPECT_EQ(aborted + 1, ps_read_num(PS_STATS "aborted_naps"));
 }
 
+/* With pseudosleep.deep_idle=1 the CPUs idle through cpuidle; same nap. */
+TEST_F(nap, deep_idle_nap_ends_on_armed_irq)
+{
+	const char *param = "/sys/module/pseudosleep/parameters/deep_idle";
+	long long naps;
+
+	naps = ps_read_num(PS_STATS "naps");
+	ASSERT_EQ(0, ps_write(param, "1"));
+	ASSERT_EQ(0, set_alarm(self->rtc, 2));
+	EXPECT_EQ(0, ps_write(STATE, "mem"));
+	ASSERT_EQ(0, ps_write(param, "0"));
+	EXPECT_EQ(naps + 1, ps_read_num(PS_STATS "naps"));
+	EXPECT_EQ(self->rtc_irq, ps_read_num(PS_STATS "last_wake_irq"));
+	EXPECT_EQ(0, wait_alarm(self->rtc));
+}
+
 /*
  * A busy server: many armed IRQs after one read of wakeup_count are one
  * wakeup event, not one each.

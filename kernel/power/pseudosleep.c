@@ -227,6 +227,7 @@ static int pseudosleep_halt(void)
  */
 int pseudosleep_devices_and_enter(void)
 {
+	bool consoles_up;
 	int error;
 
 	/* Only enter_state() starts a nap (not hibernation's suspend mode). */
@@ -255,10 +256,18 @@ int pseudosleep_devices_and_enter(void)
 	if (error)
 		goto out;
 
-	suspend_console();
+	/*
+	 * suspend_console() stops printing because console drivers must not
+	 * touch suspended hardware; it costs a flush and an SRCU grace period
+	 * each way.  A nap keeps the devices of the consoles awake, so they
+	 * keep printing, unless some console's device could not be found.
+	 */
+	consoles_up = pseudosleep_keep_consoles();
+	if (!consoles_up)
+		suspend_console();
 	error = dpm_suspend_start(PMSG_SUSPEND);
 	if (error) {
-		pr_err("some devices failed to suspend, or early wake event\n");
+		pm_pr_dbg("some devices failed to suspend, or early wake event\n");
 		goto resume_devices;
 	}
 	error = dpm_suspend_end(PMSG_SUSPEND);
@@ -273,9 +282,13 @@ resume_devices:
 	if (!pseudosleep_times.woken)
 		pseudosleep_times.woken = now();
 	dpm_resume_end(PMSG_RESUME);
-	trace_suspend_resume(TPS("resume_console"), PM_SUSPEND_PSEUDO, true);
-	resume_console();
-	trace_suspend_resume(TPS("resume_console"), PM_SUSPEND_PSEUDO, false);
+	if (!consoles_up) {
+		trace_suspend_resume(TPS("resume_console"), PM_SUSPEND_PSEUDO,
+				     true);
+		resume_console();
+		trace_suspend_resume(TPS("resume_console"), PM_SUSPEND_PSEUDO,
+				     false);
+	}
 	pseudosleep_keep_unmark();
 out:
 	pseudosleep_times.resumed = now();
@@ -313,3 +326,32 @@ static int __init pseudosleep_init(void)
 }
 late_initcall(pseudosleep_init);
 
+/* The callers' pr_fmt() is already applied to the format. */
+#undef pr_fmt
+#define pr_fmt(fmt) fmt
+
+/**
+ * pm_sleep_printk - print a message of every system sleep transition
+ * @level: the level outside a nap, LOGLEVEL_INFO or LOGLEVEL_NOTICE
+ * @fmt: printf format, with the caller's pr_fmt() applied
+ *
+ * A server may nap many times a second: during a nap the message is a
+ * debug message (pm_pr_dbg(), shown with /sys/power/pm_debug_messages).
+ * Use it through pm_sleep_pr_info() and pm_sleep_pr_notice().
+ */
+void pm_sleep_printk(int level, const char *fmt, ...)
+{
+	struct va_format vaf;
+	va_list args;
+
+	va_start(args, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &args;
+	if (pseudosleep_quiet())
+		pm_pr_dbg("%pV", &vaf);
+	else if (level == LOGLEVEL_NOTICE)
+		pr_notice("%pV", &vaf);
+	else
+		pr_info("%pV", &vaf);
+	va_end(args);
+}

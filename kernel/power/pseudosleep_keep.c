@@ -16,6 +16,7 @@
 #define pr_fmt(fmt) "pseudosleep: " fmt
 
 #include <linux/bitmap.h>
+#include <linux/console.h>
 #include <linux/device.h>
 #include <linux/irqnr.h>
 #include <linux/msi.h>
@@ -26,6 +27,8 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/suspend.h>
+#include <linux/tty.h>
+#include <linux/tty_driver.h>
 
 #include "power.h"
 #include "pseudosleep.h"
@@ -34,6 +37,12 @@
 static unsigned long *keep_irqs;
 static unsigned int keep_nbits;
 static unsigned int keep_count;
+
+/* The devices behind the enabled consoles, kept awake through the nap. */
+#define KEEP_CONSOLES 8
+static struct device *console_devs[KEEP_CONSOLES];
+static unsigned int nr_console_devs;
+static bool consoles_kept;
 
 static const char * const bool_words[][2] = {
 	{ "0", "1" }, { "n", "y" }, { "N", "Y" }, { "no", "yes" },
@@ -141,18 +150,68 @@ static bool irq_is_armed(unsigned int irq)
 	return pseudosleep_irq_armed(irq);
 }
 
-static bool irq_keep(unsigned int irq)
+/* The hardware device a console writes to (a reference), or NULL. */
+static struct device *console_hw_dev(struct console *con)
 {
-	if (irq < keep_nbits)
-		set_bit(irq, keep_irqs);
-	return false;
+	struct tty_driver *drv;
+	struct device *tty, *hw;
+	int index;
+
+	if (!con->device)
+		return NULL;
+	drv = con->device(con, &index);
+	if (!drv)
+		return NULL;
+	tty = class_find_device_by_devt(&tty_class,
+					MKDEV(drv->major, drv->minor_start) + index);
+	if (!tty)
+		return NULL;
+	hw = get_device(tty->parent);
+	put_device(tty);
+	return hw;
 }
 
-static void set_kept(struct device *dev, bool kept)
+/*
+ * Find the devices of the enabled consoles.  consoles_kept tells whether
+ * every enabled console has one; only then may the nap leave the consoles
+ * running instead of calling suspend_console().
+ */
+static void find_consoles(void)
 {
-	spin_lock_irq(&dev->power.lock);
-	dev->power.pseudosleep_kept = kept;
-	spin_unlock_irq(&dev->power.lock);
+	struct console *con;
+	struct device *dev;
+
+	nr_console_devs = 0;
+	consoles_kept = true;
+	console_list_lock();
+	for_each_console(con) {
+		if (!(con->flags & CON_ENABLED))
+			continue;
+		dev = console_hw_dev(con);
+		if (!dev || nr_console_devs == KEEP_CONSOLES) {
+			put_device(dev);
+			consoles_kept = false;
+			continue;
+		}
+		console_devs[nr_console_devs++] = dev;
+	}
+	console_list_unlock();
+}
+
+static void put_consoles(void)
+{
+	while (nr_console_devs)
+		put_device(console_devs[--nr_console_devs]);
+}
+
+static bool is_console_dev(struct device *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_console_devs; i++)
+		if (console_devs[i] == dev)
+			return true;
+	return false;
 }
 
 /* Pass 1, parents before children (dpm_list order): the kept subtrees. */
@@ -162,6 +221,7 @@ static void mark_subtree(struct device *dev, void *data)
 
 	if (dev->power.nosleep ||
 	    (parent && parent->power.pseudosleep_kept) ||
+	    is_console_dev(dev) ||
 	    dev_any_irq(dev, irq_is_armed))
 		set_kept(dev, true);
 }
@@ -199,6 +259,14 @@ static void mark_syscore(struct device *dev, void *data)
 	pm_pr_dbg("keeping %s awake\n", dev_name(dev));
 }
 
+static void free_keep(void)
+{
+	put_consoles();
+	bitmap_free(keep_irqs);
+	keep_irqs = NULL;
+	keep_nbits = 0;
+}
+
 static void unmark(struct device *dev, void *data)
 {
 	if (!dev->power.pseudosleep_kept)
@@ -222,6 +290,7 @@ int pseudosleep_keep_mark(void)
 		return -ENOMEM;
 	pseudosleep_copy_armed(keep_irqs, keep_nbits);
 	keep_count = 0;
+	find_consoles();
 	dpm_for_each_dev(NULL, mark_subtree);
 	dpm_for_each_dev(NULL, mark_ancestors);
 	dpm_for_each_dev(NULL, mark_syscore);
@@ -230,12 +299,22 @@ int pseudosleep_keep_mark(void)
 	return 0;
 }
 
+/**
+ * pseudosleep_keep_consoles - are all enabled consoles kept awake
+ *
+ * Valid between pseudosleep_keep_mark() and pseudosleep_keep_unmark().
+ *
+ * Return: true if the device of every enabled console was found and kept.
+ */
+bool pseudosleep_keep_consoles(void)
+{
+	return consoles_kept;
+}
+
 void pseudosleep_keep_unmark(void)
 {
 	dpm_for_each_dev(NULL, unmark);
-	bitmap_free(keep_irqs);
-	keep_irqs = NULL;
-	keep_nbits = 0;
+	free_keep();
 }
 
 /**

@@ -280,6 +280,39 @@ def t_virtio_mem_nap():
         blocks.group(1)), console
 
 
+def t_quiet_naps():
+    """Naps print nothing per nap on the console at the default log level:
+    4 naps add fewer than 4 console lines (before: about a dozen each)."""
+    naps = 4
+    g = pslib.Guest(
+        "/usr/share/pseudosleep/nap-setup.sh rtc >/dev/null && "
+        "echo QUIET-START > /dev/kmsg && ok=0 && "
+        "for i in $(seq %d); do "
+        "echo 0 > /sys/class/rtc/rtc0/wakealarm; "
+        "echo +2 > /sys/class/rtc/rtc0/wakealarm; "
+        "echo mem > /sys/power/state && ok=$((ok + 1)); done; "
+        "echo QUIET-END > /dev/kmsg; sleep 1; echo NAPS-OK $ok" % naps,
+        timeout=300)
+    res = g.wait_line(r"^NAPS-OK (\d+)", 200)
+    rc = g.finish()
+    console = g.console() or ""
+    g.cleanup()
+    if not res or int(res.group(1)) != naps:
+        return "failed", "naps: %s (exit %d)" % (
+            res.group(1) if res else "none", rc), console
+    start, end = console.find("QUIET-START"), console.find("QUIET-END")
+    if start < 0 or end < start:
+        return "failed", "markers not on the console", console
+    # Whole lines strictly between the two marker lines.
+    lines = console[start:end].splitlines()[1:-1]
+    lines = [l for l in lines if l.strip()]
+    if len(lines) >= naps:
+        return "failed", "%d naps added %d console lines, e.g. %s" % (
+            naps, len(lines), lines[0].strip()[:80]), console
+    return "passed", "%d naps added %d console lines" % (naps, len(lines)), \
+        console
+
+
 HOST_TESTS = [
     ("style: checkpatch --strict on our C files and hook patches",
      t_checkpatch),
@@ -300,6 +333,7 @@ HOST_TESTS = [
      t_long_nap),
     ("pseudo: drivers see a nap as s2idle (virtio-mem lets it through)",
      t_virtio_mem_nap),
+    ("pseudo: naps are quiet on the console", t_quiet_naps),
 ]
 
 

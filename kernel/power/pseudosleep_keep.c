@@ -119,7 +119,13 @@ static bool dev_any_irq(struct device *dev, bool (*fn)(unsigned int irq))
 			return true;
 	}
 #endif
+	/*
+	 * A PCI function's INTx line, unless it uses MSI-X (pci_dev->irq is
+	 * then the unused INTx line) or MSI (pci_dev->irq is then its first
+	 * MSI vector, already seen through the descriptors).
+	 */
 	if (dev_is_pci(dev) && to_pci_dev(dev)->irq &&
+	    !to_pci_dev(dev)->msix_enabled && !to_pci_dev(dev)->msi_enabled &&
 	    fn(to_pci_dev(dev)->irq))
 		return true;
 	if (dev_is_platform(dev)) {
@@ -145,9 +151,31 @@ static bool dev_any_irq(struct device *dev, bool (*fn)(unsigned int irq))
 	return false;
 }
 
-static bool irq_is_armed(unsigned int irq)
+/* Armed IRQs whose owning device was found during this nap's walk. */
+static unsigned long *owned_irqs;
+static bool dev_owns_armed;
+
+static bool irq_note_owner(unsigned int irq)
 {
-	return pseudosleep_irq_armed(irq);
+	if (irq < keep_nbits && pseudosleep_irq_armed(irq)) {
+		set_bit(irq, owned_irqs);
+		dev_owns_armed = true;
+	}
+	return false;
+}
+
+static bool irq_keep(unsigned int irq)
+{
+	if (irq < keep_nbits)
+		set_bit(irq, keep_irqs);
+	return false;
+}
+
+static void set_kept(struct device *dev, bool kept)
+{
+	spin_lock_irq(&dev->power.lock);
+	dev->power.pseudosleep_kept = kept;
+	spin_unlock_irq(&dev->power.lock);
 }
 
 /* The hardware device a console writes to (a reference), or NULL. */
@@ -219,10 +247,11 @@ static void mark_subtree(struct device *dev, void *data)
 {
 	struct device *parent = dev->parent;
 
+	dev_owns_armed = false;
+	dev_any_irq(dev, irq_note_owner);
 	if (dev->power.nosleep ||
 	    (parent && parent->power.pseudosleep_kept) ||
-	    is_console_dev(dev) ||
-	    dev_any_irq(dev, irq_is_armed))
+	    is_console_dev(dev) || dev_owns_armed)
 		set_kept(dev, true);
 }
 
@@ -259,6 +288,13 @@ static void mark_syscore(struct device *dev, void *data)
 	pm_pr_dbg("keeping %s awake\n", dev_name(dev));
 }
 
+/* Undo pass 1 only: no device was made a syscore device yet. */
+static void clear_kept(struct device *dev, void *data)
+{
+	if (dev->power.pseudosleep_kept)
+		set_kept(dev, false);
+}
+
 static void free_keep(void)
 {
 	put_consoles();
@@ -280,18 +316,43 @@ static void unmark(struct device *dev, void *data)
 /**
  * pseudosleep_keep_mark - choose the devices and IRQs a nap keeps awake
  *
- * Return: 0 or -ENOMEM.
+ * An armed IRQ whose device is not found would stay enabled while its
+ * device is suspended, so the nap is refused then.
+ *
+ * Return: 0, -ENOMEM, or -EINVAL if no device owns some armed IRQ (the
+ * device must then be kept with power/nosleep and the IRQ disarmed, see
+ * Documentation/pseudosleep.rst).  Nothing is marked on error.
  */
 int pseudosleep_keep_mark(void)
 {
+	unsigned int irq;
+
 	keep_nbits = nr_irqs;
 	keep_irqs = bitmap_zalloc(keep_nbits, GFP_KERNEL);
-	if (!keep_irqs)
+	owned_irqs = bitmap_zalloc(keep_nbits, GFP_KERNEL);
+	if (!keep_irqs || !owned_irqs) {
+		bitmap_free(owned_irqs);
+		owned_irqs = NULL;
+		free_keep();
 		return -ENOMEM;
+	}
 	pseudosleep_copy_armed(keep_irqs, keep_nbits);
 	keep_count = 0;
 	find_consoles();
 	dpm_for_each_dev(NULL, mark_subtree);
+	/* Armed but owned by no device on dpm_list. */
+	bitmap_andnot(owned_irqs, keep_irqs, owned_irqs, keep_nbits);
+	irq = find_first_bit(owned_irqs, keep_nbits);
+	bitmap_free(owned_irqs);
+	owned_irqs = NULL;
+	if (irq < keep_nbits) {
+		pr_err_once("no device found for armed wake IRQ %u: not napping (see Documentation/pseudosleep.rst)\n",
+			    irq);
+		pm_pr_dbg("no device found for armed wake IRQ %u\n", irq);
+		dpm_for_each_dev(NULL, clear_kept);
+		free_keep();
+		return -EINVAL;
+	}
 	dpm_for_each_dev(NULL, mark_ancestors);
 	dpm_for_each_dev(NULL, mark_syscore);
 	pm_pr_dbg("%u devices and IRQs %*pbl stay awake\n",

@@ -213,6 +213,31 @@ TEST_F(nap, handshake_refuses_after_armed_irq)
 	EXPECT_EQ(aborted + 1, ps_read_num(PS_STATS "aborted_naps"));
 }
 
+/*
+ * The ACPI SCI belongs to no device the nap can find: it would stay enabled
+ * while its owner is suspended, so the nap is refused.
+ */
+TEST_F(nap, refuses_armed_irq_without_device)
+{
+	long long naps, aborted;
+	char buf[64];
+	int sci;
+
+	sci = ps_find_irq("acpi");
+	if (sci <= 0)
+		SKIP(return, "no acpi line in /proc/interrupts");
+	snprintf(buf, sizeof(buf), "%d,%d", self->rtc_irq, sci);
+	ASSERT_EQ(0, ps_write(WAKE_IRQ, buf));
+	naps = ps_read_num(PS_STATS "naps");
+	aborted = ps_read_num(PS_STATS "aborted_naps");
+	/* Should it nap anyway, the RTC ends the nap. */
+	ASSERT_EQ(0, set_alarm(self->rtc, 2));
+	EXPECT_EQ(-EINVAL, ps_write(STATE, "mem"));
+	EXPECT_EQ(naps, ps_read_num(PS_STATS "naps"));
+	EXPECT_EQ(aborted + 1, ps_read_num(PS_STATS "aborted_naps"));
+	ioctl(self->rtc, RTC_AIE_OFF, 0);
+}
+
 /* With pseudosleep.deep_idle=1 the CPUs idle through cpuidle; same nap. */
 TEST_F(nap, deep_idle_nap_ends_on_armed_irq)
 {

@@ -8,6 +8,7 @@
 #define _LINUX_PSEUDOSLEEP_H
 
 #include <linux/jump_label.h>
+#include <linux/printk.h>
 #include <linux/suspend.h>
 #include <linux/types.h>
 
@@ -54,16 +55,21 @@ static inline bool pseudosleep_cpu_napping(void)
 	return READ_ONCE(pseudosleep_phase) == PSEUDOSLEEP_NAPPING;
 }
 
+/**
+ * pseudosleep_quiet - true from the start to the end of a nap attempt
+ *
+ * The PM core's messages printed at every system sleep transition become
+ * debug messages then (pm_sleep_pr_info()): a server may nap many times a
+ * second.
+ */
+static inline bool pseudosleep_quiet(void)
+{
+	return READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_IDLE;
+}
+
 void pseudosleep_cpu_idle(void);
 void pseudosleep_cpu_enter(void);
-
-/**
- * arch_pseudosleep_halt - halt this CPU until the next interrupt
- *
- * Called with interrupts off and RCU idle; the interrupt that ends the halt
- * is handled inside; returns with interrupts off.
- */
-void arch_pseudosleep_halt(void);
+bool pseudosleep_cpu_deep_idle(void);
 
 int pseudosleep_valid(void);
 void pseudosleep_begin(suspend_state_t state);
@@ -71,19 +77,41 @@ void pseudosleep_synced(suspend_state_t state);
 int pseudosleep_devices_and_enter(void);
 void pseudosleep_end(suspend_state_t state, int error);
 bool pseudosleep_irq_kept(unsigned int irq);
+void pseudosleep_count_read_begin(void);
+void pseudosleep_count_read_end(void);
 
 #else /* !CONFIG_PM_PSEUDOSLEEP */
 
 static inline void pseudosleep_note_irq(unsigned int irq) { }
 static inline bool pseudosleep_cpu_napping(void) { return false; }
+static inline bool pseudosleep_quiet(void) { return false; }
 static inline void pseudosleep_cpu_idle(void) { }
+static inline void pseudosleep_cpu_enter(void) { }
+static inline bool pseudosleep_cpu_deep_idle(void) { return false; }
 static inline int pseudosleep_valid(void) { return -EINVAL; }
 static inline void pseudosleep_begin(suspend_state_t state) { }
 static inline void pseudosleep_synced(suspend_state_t state) { }
 static inline int pseudosleep_devices_and_enter(void) { return -EINVAL; }
 static inline void pseudosleep_end(suspend_state_t state, int error) { }
 static inline bool pseudosleep_irq_kept(unsigned int irq) { return false; }
+static inline void pseudosleep_count_read_begin(void) { }
+static inline void pseudosleep_count_read_end(void) { }
 
 #endif /* CONFIG_PM_PSEUDOSLEEP */
+
+/*
+ * pr_info() and pr_notice() for the messages printed at every system sleep
+ * transition; pm_pr_dbg() during a pseudo-sleep nap.
+ */
+#ifdef CONFIG_PM_PSEUDOSLEEP
+__printf(2, 3) void pm_sleep_printk(int level, const char *fmt, ...);
+#define pm_sleep_pr_info(fmt, ...) \
+	pm_sleep_printk(LOGLEVEL_INFO, pr_fmt(fmt), ##__VA_ARGS__)
+#define pm_sleep_pr_notice(fmt, ...) \
+	pm_sleep_printk(LOGLEVEL_NOTICE, pr_fmt(fmt), ##__VA_ARGS__)
+#else
+#define pm_sleep_pr_info(fmt, ...) pr_info(fmt, ##__VA_ARGS__)
+#define pm_sleep_pr_notice(fmt, ...) pr_notice(fmt, ##__VA_ARGS__)
+#endif
 
 #endif /* _LINUX_PSEUDOSLEEP_H */

@@ -5,30 +5,33 @@
  *
  * enter_state() syncs and freezes tasks as for any suspend.  Then devices
  * suspend as usual except those kept awake (pseudosleep_keep.c), every
- * online CPU is kicked into a STI;HLT loop run from its idle task, and the
- * suspending task waits until an armed wake IRQ (pseudosleep_irq.c) ends
- * the nap.  Interrupts that are not armed run their handlers and the CPU
- * halts again.  The halt loop runs as idle, with RCU told the CPU is idle
- * and the tick stopped, so timers and kthreads keep working and long naps
- * raise no RCU stall, soft lockup or hung task reports.  Unlike s2idle the
- * timekeeping is not suspended: handlers of the devices kept awake run
- * during the nap and may read the time.
+ * online CPU is kicked into the idle loop's default halt, bypassing the
+ * cpuidle governor, and the suspending task waits until an armed wake IRQ
+ * (pseudosleep_irq.c) ends the nap.  Interrupts that are not armed run
+ * their handlers and the CPU halts again.  The CPUs halt from the idle
+ * loop, with RCU told the CPU is idle and the tick stopped, so timers and
+ * kthreads keep working and long naps raise no RCU stall, soft lockup or
+ * hung task reports.  Unlike s2idle the timekeeping is not suspended:
+ * handlers of the devices kept awake run during the nap and may read the
+ * time.
  */
 
 #define pr_fmt(fmt) "pseudosleep: " fmt
 
 #include <linux/atomic.h>
 #include <linux/console.h>
-#include <linux/context_tracking.h>
 #include <linux/cpu.h>
+#include <linux/cpuidle.h>
 #include <linux/cpumask.h>
 #include <linux/init.h>
+#include <linux/moduleparam.h>
 #include <linux/percpu.h>
 #include <linux/pm.h>
 #include <linux/sched/idle.h>
 #include <linux/smp.h>
 #include <linux/suspend.h>
 #include <linux/swait.h>
+#include <linux/sysfs.h>
 #include <linux/timekeeping.h>
 #include <trace/events/power.h>
 
@@ -70,26 +73,65 @@ void pseudosleep_cpu_enter(void)
  * pseudosleep_cpu_idle - the idle routine of every CPU during a nap
  *
  * Called by cpuidle_idle_call() with interrupts off and the tick stopped;
- * returns with interrupts on.  Mirrors default_idle_call() with the
- * architecture's halt.  The idle loop calls it again for as long as the
- * nap lasts and no task is runnable, re-evaluating the tick each time, so
- * timers queued by the interrupts served meanwhile still fire.
+ * returns with interrupts on.  Halts through default_idle_call(), so the
+ * platform's choice of halt (x86_idle: HLT, or the AMD E400 and MWAIT
+ * variants), the critical-timings and cpu_idle trace hooks and the RCU
+ * idle state all stay the idle loop's own.  The idle loop calls it again
+ * for as long as the nap lasts and no task is runnable, re-evaluating the
+ * tick each time, so timers queued by the interrupts served meanwhile
+ * still fire.
  */
-void __cpuidle pseudosleep_cpu_idle(void)
+void pseudosleep_cpu_idle(void)
 {
-	instrumentation_begin();
-	/* Remote wakeups must send an IPI: this CPU stops polling. */
-	if (!current_clr_polling_and_test()) {
-		pseudosleep_cpu_enter();
-		ct_cpuidle_enter();
-		arch_pseudosleep_halt();
-		ct_cpuidle_exit();
-		/* Still napping: an interrupt that is not armed woke us. */
-		if (pseudosleep_cpu_napping())
-			atomic_long_inc(&nap_wakeups);
-	}
-	local_irq_enable();
-	instrumentation_end();
+	pseudosleep_cpu_enter();
+	default_idle_call();
+	/* Still napping: an interrupt that is not armed woke us. */
+	if (pseudosleep_cpu_napping())
+		atomic_long_inc(&nap_wakeups);
+}
+
+/*
+ * pseudosleep.deep_idle: let the cpuidle governor pick the CPUs' idle states
+ * during a nap instead of the default halt.  Strict boolean, as nosleep.
+ */
+static bool deep_idle;
+
+static int deep_idle_set(const char *val, const struct kernel_param *kp)
+{
+	bool v;
+	int ret;
+
+	ret = pseudosleep_parse_bool(val, &v);
+	if (ret)
+		return ret;
+	WRITE_ONCE(deep_idle, v);
+	return 0;
+}
+
+static int deep_idle_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(deep_idle));
+}
+
+static const struct kernel_param_ops deep_idle_ops = {
+	.set = deep_idle_set,
+	.get = deep_idle_get,
+};
+module_param_cb(deep_idle, &deep_idle_ops, NULL, 0644);
+MODULE_PARM_DESC(deep_idle,
+		 "1: napping CPUs use the cpuidle governor's states, 0: the default halt (default)");
+
+/**
+ * pseudosleep_cpu_deep_idle - should a napping CPU use the cpuidle governor
+ *
+ * Read by the idle loop only while a nap is in progress.  When true, the
+ * CPU only counts its entry into the nap and then idles as usual.
+ *
+ * Return: the value of the pseudosleep.deep_idle parameter.
+ */
+bool pseudosleep_cpu_deep_idle(void)
+{
+	return READ_ONCE(deep_idle);
 }
 
 /**
@@ -163,6 +205,12 @@ static int pseudosleep_halt(void)
 					   pseudosleep_phase_is_not(PSEUDOSLEEP_NAPPING));
 	}
 	pseudosleep_times.woken = now();
+	/*
+	 * The waking IRQ only woke this task; take the other CPUs out of
+	 * their halt loop from here, as s2idle does, not from hard IRQ.
+	 */
+	if (!error)
+		wake_up_all_idle_cpus();
 	cpus_read_unlock();
 	trace_suspend_resume(TPS("machine_suspend"), PM_SUSPEND_PSEUDO, false);
 	return error;
@@ -179,22 +227,47 @@ static int pseudosleep_halt(void)
  */
 int pseudosleep_devices_and_enter(void)
 {
+	bool consoles_up;
 	int error;
 
 	/* Only enter_state() starts a nap (not hibernation's suspend mode). */
 	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_ENTERING)
 		return -EINVAL;
 	pseudosleep_times.frozen = now();
-	pm_suspend_target_state = PM_SUSPEND_PSEUDO;
+	/*
+	 * An armed IRQ during the sync or the freeze: the freezer cleared the
+	 * PM core's record of it (pm_wakeup_clear()), the nap's own is still
+	 * there.  Give up before any device suspends.  Later ones are seen by
+	 * pm_wakeup_pending() in the device phases and pseudosleep_halt().
+	 */
+	if (pseudosleep_woken()) {
+		pseudosleep_times.resumed = now();
+		return -EBUSY;
+	}
+	/*
+	 * To drivers a nap is a suspend to idle: no firmware is involved and
+	 * memory, links and the platform stay powered.  Drivers that compare
+	 * pm_suspend_target_state with PM_SUSPEND_TO_IDLE (virtio-mem, UFS,
+	 * xHCI, amdgpu, i915...) must not take it for S3.
+	 */
+	pm_suspend_target_state = PM_SUSPEND_TO_IDLE;
 	pm_set_suspend_no_platform();
 	error = pseudosleep_keep_mark();
 	if (error)
 		goto out;
 
-	suspend_console();
+	/*
+	 * suspend_console() stops printing because console drivers must not
+	 * touch suspended hardware; it costs a flush and an SRCU grace period
+	 * each way.  A nap keeps the devices of the consoles awake, so they
+	 * keep printing, unless some console's device could not be found.
+	 */
+	consoles_up = pseudosleep_keep_consoles();
+	if (!consoles_up)
+		suspend_console();
 	error = dpm_suspend_start(PMSG_SUSPEND);
 	if (error) {
-		pr_err("some devices failed to suspend, or early wake event\n");
+		pm_pr_dbg("some devices failed to suspend, or early wake event\n");
 		goto resume_devices;
 	}
 	error = dpm_suspend_end(PMSG_SUSPEND);
@@ -209,9 +282,13 @@ resume_devices:
 	if (!pseudosleep_times.woken)
 		pseudosleep_times.woken = now();
 	dpm_resume_end(PMSG_RESUME);
-	trace_suspend_resume(TPS("resume_console"), PM_SUSPEND_PSEUDO, true);
-	resume_console();
-	trace_suspend_resume(TPS("resume_console"), PM_SUSPEND_PSEUDO, false);
+	if (!consoles_up) {
+		trace_suspend_resume(TPS("resume_console"), PM_SUSPEND_PSEUDO,
+				     true);
+		resume_console();
+		trace_suspend_resume(TPS("resume_console"), PM_SUSPEND_PSEUDO,
+				     false);
+	}
 	pseudosleep_keep_unmark();
 out:
 	pseudosleep_times.resumed = now();
@@ -248,3 +325,33 @@ static int __init pseudosleep_init(void)
 	return ret;
 }
 late_initcall(pseudosleep_init);
+
+/* The callers' pr_fmt() is already applied to the format. */
+#undef pr_fmt
+#define pr_fmt(fmt) fmt
+
+/**
+ * pm_sleep_printk - print a message of every system sleep transition
+ * @level: the level outside a nap, LOGLEVEL_INFO or LOGLEVEL_NOTICE
+ * @fmt: printf format, with the caller's pr_fmt() applied
+ *
+ * A server may nap many times a second: during a nap the message is a
+ * debug message (pm_pr_dbg(), shown with /sys/power/pm_debug_messages).
+ * Use it through pm_sleep_pr_info() and pm_sleep_pr_notice().
+ */
+void pm_sleep_printk(int level, const char *fmt, ...)
+{
+	struct va_format vaf;
+	va_list args;
+
+	va_start(args, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &args;
+	if (pseudosleep_quiet())
+		pm_pr_dbg("%pV", &vaf);
+	else if (level == LOGLEVEL_NOTICE)
+		pr_notice("%pV", &vaf);
+	else
+		pr_info("%pV", &vaf);
+	va_end(args);
+}

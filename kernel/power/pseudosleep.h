@@ -37,6 +37,7 @@ extern struct swait_queue_head pseudosleep_wait;
 /* pseudosleep_keep.c: devices kept awake during a nap */
 int pseudosleep_parse_bool(const char *buf, bool *val);
 int pseudosleep_keep_mark(void);
+bool pseudosleep_keep_consoles(void);
 void pseudosleep_keep_unmark(void);
 
 /* pseudosleep_stats.c: /sys/power/pseudosleep/ */

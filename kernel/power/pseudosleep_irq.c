@@ -4,9 +4,11 @@
  * kernel/irq accounts every interrupt.
  *
  * Only the IRQs armed here end a nap; any other interrupt runs its handler
- * and the CPUs halt again.  An armed IRQ also counts as a wakeup event at
- * any time, so the /sys/power/wakeup_count handshake of a napping daemon
- * refuses to nap once a request has arrived after the count was read.
+ * and the CPUs halt again.  While "pseudo" is the selected mem_sleep state,
+ * the first armed IRQ after each read of /sys/power/wakeup_count counts as
+ * a wakeup event, so the handshake of a napping daemon refuses to nap once
+ * a request has arrived after the count was read.  Further interrupts cost
+ * one load and one store until the count is read again.
  */
 
 #define pr_fmt(fmt) "pseudosleep: " fmt
@@ -43,6 +45,10 @@ static struct wakeup_source *pseudosleep_ws;
 static atomic_t pseudosleep_woken_flag;
 static unsigned int pseudosleep_seen_irq;	/* last armed IRQ seen */
 static unsigned int pseudosleep_woken_irq;	/* the IRQ that ended the nap */
+/* The next armed IRQ is reported as a wakeup event (wakeup_count read). */
+static int pseudosleep_report_armed;
+/* An armed IRQ arrived since pseudosleep_count_read_begin(). */
+static int pseudosleep_irq_seen;
 
 /**
  * pseudosleep_parse_irqs - parse and check a list of wake IRQs
@@ -121,9 +127,9 @@ unsigned int pseudosleep_wake_irq(void)
 
 /*
  * End the nap: record the IRQ with the PM core (pm_wakeup_irq, abort of a
- * suspend still in progress), wake the suspending task and kick every other
- * CPU out of its halt loop with an IPI that only sets need_resched.  Runs in
- * hard IRQ context under the irq_desc lock, so only raw locks below.
+ * suspend still in progress) and wake the suspending task, which kicks the
+ * other CPUs out of their halt loop.  Runs in hard IRQ context under the
+ * irq_desc lock, so only raw locks and O(1) work below.
  */
 static void pseudosleep_wake(unsigned int irq)
 {
@@ -135,7 +141,6 @@ static void pseudosleep_wake(unsigned int irq)
 	if (cmpxchg(&pseudosleep_phase, PSEUDOSLEEP_NAPPING,
 		    PSEUDOSLEEP_RESUMING) == PSEUDOSLEEP_NAPPING) {
 		swake_up_one(&pseudosleep_wait);
-		wake_up_all_idle_cpus();
 	}
 }
 
@@ -147,7 +152,8 @@ static void pseudosleep_wake(unsigned int irq)
  */
 static void pseudosleep_event_fn(struct irq_work *work)
 {
-	pm_wakeup_ws_event(pseudosleep_ws, 0, false);
+	if (READ_ONCE(mem_sleep_current) == PM_SUSPEND_PSEUDO)
+		pm_wakeup_ws_event(pseudosleep_ws, 0, false);
 	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_IDLE &&
 	    pm_wakeup_pending())
 		pseudosleep_wake(READ_ONCE(pseudosleep_seen_irq));
@@ -155,13 +161,56 @@ static void pseudosleep_event_fn(struct irq_work *work)
 
 static DEFINE_IRQ_WORK(pseudosleep_event_work, pseudosleep_event_fn);
 
-/* The check made for every interrupt while some IRQ is armed. */
+/**
+ * pseudosleep_count_read_begin - /sys/power/wakeup_count is about to be read
+ *
+ * Forget the armed IRQs seen so far: those arrived before the count is
+ * sampled.  Called before pm_get_wakeup_count().
+ */
+void pseudosleep_count_read_begin(void)
+{
+	WRITE_ONCE(pseudosleep_irq_seen, 0);
+	smp_mb();	/* cleared before the count is sampled */
+}
+
+/**
+ * pseudosleep_count_read_end - /sys/power/wakeup_count was read
+ *
+ * With "pseudo" selected, make the next armed IRQ a wakeup event, so that a
+ * request arriving after the read makes the count write, or the nap, fail.
+ * An armed IRQ that came between the sample and this call is reported here.
+ * Called after pm_get_wakeup_count() succeeded, in process context.
+ */
+void pseudosleep_count_read_end(void)
+{
+	if (READ_ONCE(mem_sleep_current) != PM_SUSPEND_PSEUDO) {
+		WRITE_ONCE(pseudosleep_report_armed, 0);
+		return;
+	}
+	WRITE_ONCE(pseudosleep_report_armed, 1);
+	smp_mb();	/* pairs with smp_mb() in __pseudosleep_note_irq() */
+	if (READ_ONCE(pseudosleep_irq_seen) &&
+	    xchg(&pseudosleep_report_armed, 0))
+		pm_wakeup_ws_event(pseudosleep_ws, 0, false);
+}
+
+/*
+ * The check made for every interrupt while some IRQ is armed.  Either this
+ * sees pseudosleep_report_armed set, or pseudosleep_count_read_end() sees
+ * pseudosleep_irq_seen set: the store-buffer pattern with a full barrier
+ * on each side.
+ */
 void __pseudosleep_note_irq(unsigned int irq)
 {
 	if (!pseudosleep_irq_armed(irq))
 		return;
 	WRITE_ONCE(pseudosleep_seen_irq, irq);
-	irq_work_queue(&pseudosleep_event_work);
+	if (!READ_ONCE(pseudosleep_irq_seen))
+		WRITE_ONCE(pseudosleep_irq_seen, 1);
+	smp_mb();	/* pairs with smp_mb() in pseudosleep_count_read_end() */
+	if (READ_ONCE(pseudosleep_report_armed) &&
+	    xchg(&pseudosleep_report_armed, 0))
+		irq_work_queue(&pseudosleep_event_work);
 	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_IDLE)
 		pseudosleep_wake(irq);
 }

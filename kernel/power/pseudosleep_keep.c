@@ -16,6 +16,7 @@
 #define pr_fmt(fmt) "pseudosleep: " fmt
 
 #include <linux/bitmap.h>
+#include <linux/console.h>
 #include <linux/device.h>
 #include <linux/irqnr.h>
 #include <linux/msi.h>
@@ -26,6 +27,8 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/suspend.h>
+#include <linux/tty.h>
+#include <linux/tty_driver.h>
 
 #include "power.h"
 #include "pseudosleep.h"
@@ -34,6 +37,12 @@
 static unsigned long *keep_irqs;
 static unsigned int keep_nbits;
 static unsigned int keep_count;
+
+/* The devices behind the enabled consoles, kept awake through the nap. */
+#define KEEP_CONSOLES 8
+static struct device *console_devs[KEEP_CONSOLES];
+static unsigned int nr_console_devs;
+static bool consoles_kept;
 
 static const char * const bool_words[][2] = {
 	{ "0", "1" }, { "n", "y" }, { "N", "Y" }, { "no", "yes" },
@@ -110,7 +119,13 @@ static bool dev_any_irq(struct device *dev, bool (*fn)(unsigned int irq))
 			return true;
 	}
 #endif
+	/*
+	 * A PCI function's INTx line, unless it uses MSI-X (pci_dev->irq is
+	 * then the unused INTx line) or MSI (pci_dev->irq is then its first
+	 * MSI vector, already seen through the descriptors).
+	 */
 	if (dev_is_pci(dev) && to_pci_dev(dev)->irq &&
+	    !to_pci_dev(dev)->msix_enabled && !to_pci_dev(dev)->msi_enabled &&
 	    fn(to_pci_dev(dev)->irq))
 		return true;
 	if (dev_is_platform(dev)) {
@@ -136,9 +151,17 @@ static bool dev_any_irq(struct device *dev, bool (*fn)(unsigned int irq))
 	return false;
 }
 
-static bool irq_is_armed(unsigned int irq)
+/* Armed IRQs whose owning device was found during this nap's walk. */
+static unsigned long *owned_irqs;
+static bool dev_owns_armed;
+
+static bool irq_note_owner(unsigned int irq)
 {
-	return pseudosleep_irq_armed(irq);
+	if (irq < keep_nbits && pseudosleep_irq_armed(irq)) {
+		set_bit(irq, owned_irqs);
+		dev_owns_armed = true;
+	}
+	return false;
 }
 
 static bool irq_keep(unsigned int irq)
@@ -155,14 +178,80 @@ static void set_kept(struct device *dev, bool kept)
 	spin_unlock_irq(&dev->power.lock);
 }
 
+/* The hardware device a console writes to (a reference), or NULL. */
+static struct device *console_hw_dev(struct console *con)
+{
+	struct tty_driver *drv;
+	struct device *tty, *hw;
+	int index;
+
+	if (!con->device)
+		return NULL;
+	drv = con->device(con, &index);
+	if (!drv)
+		return NULL;
+	tty = class_find_device_by_devt(&tty_class,
+					MKDEV(drv->major, drv->minor_start) + index);
+	if (!tty)
+		return NULL;
+	hw = get_device(tty->parent);
+	put_device(tty);
+	return hw;
+}
+
+/*
+ * Find the devices of the enabled consoles.  consoles_kept tells whether
+ * every enabled console has one; only then may the nap leave the consoles
+ * running instead of calling suspend_console().
+ */
+static void find_consoles(void)
+{
+	struct console *con;
+	struct device *dev;
+
+	nr_console_devs = 0;
+	consoles_kept = true;
+	console_list_lock();
+	for_each_console(con) {
+		if (!(con->flags & CON_ENABLED))
+			continue;
+		dev = console_hw_dev(con);
+		if (!dev || nr_console_devs == KEEP_CONSOLES) {
+			put_device(dev);
+			consoles_kept = false;
+			continue;
+		}
+		console_devs[nr_console_devs++] = dev;
+	}
+	console_list_unlock();
+}
+
+static void put_consoles(void)
+{
+	while (nr_console_devs)
+		put_device(console_devs[--nr_console_devs]);
+}
+
+static bool is_console_dev(struct device *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_console_devs; i++)
+		if (console_devs[i] == dev)
+			return true;
+	return false;
+}
+
 /* Pass 1, parents before children (dpm_list order): the kept subtrees. */
 static void mark_subtree(struct device *dev, void *data)
 {
 	struct device *parent = dev->parent;
 
+	dev_owns_armed = false;
+	dev_any_irq(dev, irq_note_owner);
 	if (dev->power.nosleep ||
 	    (parent && parent->power.pseudosleep_kept) ||
-	    dev_any_irq(dev, irq_is_armed))
+	    is_console_dev(dev) || dev_owns_armed)
 		set_kept(dev, true);
 }
 
@@ -199,6 +288,21 @@ static void mark_syscore(struct device *dev, void *data)
 	pm_pr_dbg("keeping %s awake\n", dev_name(dev));
 }
 
+/* Undo pass 1 only: no device was made a syscore device yet. */
+static void clear_kept(struct device *dev, void *data)
+{
+	if (dev->power.pseudosleep_kept)
+		set_kept(dev, false);
+}
+
+static void free_keep(void)
+{
+	put_consoles();
+	bitmap_free(keep_irqs);
+	keep_irqs = NULL;
+	keep_nbits = 0;
+}
+
 static void unmark(struct device *dev, void *data)
 {
 	if (!dev->power.pseudosleep_kept)
@@ -212,17 +316,43 @@ static void unmark(struct device *dev, void *data)
 /**
  * pseudosleep_keep_mark - choose the devices and IRQs a nap keeps awake
  *
- * Return: 0 or -ENOMEM.
+ * An armed IRQ whose device is not found would stay enabled while its
+ * device is suspended, so the nap is refused then.
+ *
+ * Return: 0, -ENOMEM, or -EINVAL if no device owns some armed IRQ (the
+ * device must then be kept with power/nosleep and the IRQ disarmed, see
+ * Documentation/pseudosleep.rst).  Nothing is marked on error.
  */
 int pseudosleep_keep_mark(void)
 {
+	unsigned int irq;
+
 	keep_nbits = nr_irqs;
 	keep_irqs = bitmap_zalloc(keep_nbits, GFP_KERNEL);
-	if (!keep_irqs)
+	owned_irqs = bitmap_zalloc(keep_nbits, GFP_KERNEL);
+	if (!keep_irqs || !owned_irqs) {
+		bitmap_free(owned_irqs);
+		owned_irqs = NULL;
+		free_keep();
 		return -ENOMEM;
+	}
 	pseudosleep_copy_armed(keep_irqs, keep_nbits);
 	keep_count = 0;
+	find_consoles();
 	dpm_for_each_dev(NULL, mark_subtree);
+	/* Armed but owned by no device on dpm_list. */
+	bitmap_andnot(owned_irqs, keep_irqs, owned_irqs, keep_nbits);
+	irq = find_first_bit(owned_irqs, keep_nbits);
+	bitmap_free(owned_irqs);
+	owned_irqs = NULL;
+	if (irq < keep_nbits) {
+		pr_err_once("no device found for armed wake IRQ %u: not napping (see Documentation/pseudosleep.rst)\n",
+			    irq);
+		pm_pr_dbg("no device found for armed wake IRQ %u\n", irq);
+		dpm_for_each_dev(NULL, clear_kept);
+		free_keep();
+		return -EINVAL;
+	}
 	dpm_for_each_dev(NULL, mark_ancestors);
 	dpm_for_each_dev(NULL, mark_syscore);
 	pm_pr_dbg("%u devices and IRQs %*pbl stay awake\n",
@@ -230,12 +360,22 @@ int pseudosleep_keep_mark(void)
 	return 0;
 }
 
+/**
+ * pseudosleep_keep_consoles - are all enabled consoles kept awake
+ *
+ * Valid between pseudosleep_keep_mark() and pseudosleep_keep_unmark().
+ *
+ * Return: true if the device of every enabled console was found and kept.
+ */
+bool pseudosleep_keep_consoles(void)
+{
+	return consoles_kept;
+}
+
 void pseudosleep_keep_unmark(void)
 {
 	dpm_for_each_dev(NULL, unmark);
-	bitmap_free(keep_irqs);
-	keep_irqs = NULL;
-	keep_nbits = 0;
+	free_keep();
 }
 
 /**

@@ -7,7 +7,9 @@
 
 #include <kunit/test.h>
 #include <linux/bitmap.h>
+#include <linux/suspend.h>
 
+#include "power.h"
 #include "pseudosleep.h"
 
 #define NBITS 64
@@ -155,11 +157,67 @@ static void arm_and_record(struct kunit *test)
 	pseudosleep_arm(saved, NBITS);
 }
 
+/*
+ * An armed IRQ during the sync or the freeze (phase ENTERING) ends the
+ * attempt before any device suspends: the freezer wiped the PM core's
+ * record of it, the nap's own record is what is left.
+ */
+static void woken_during_entry(struct kunit *test)
+{
+	DECLARE_BITMAP(bits, NBITS);
+	DECLARE_BITMAP(saved, NBITS);
+	unsigned int flags;
+
+	pseudosleep_copy_armed(saved, NBITS);
+	bitmap_zero(bits, NBITS);
+	__set_bit(5, bits);
+	KUNIT_ASSERT_EQ(test, pseudosleep_arm(bits, NBITS), 0);
+
+	flags = lock_system_sleep();
+	pseudosleep_begin(PM_SUSPEND_PSEUDO);
+	note_irq(5);
+	KUNIT_EXPECT_EQ(test, pseudosleep_devices_and_enter(), -EBUSY);
+	/* No device phase ran, no CPU was kicked. */
+	KUNIT_EXPECT_EQ(test, pseudosleep_times.suspended, 0);
+	KUNIT_EXPECT_EQ(test, pseudosleep_times.kicked, 0);
+	KUNIT_EXPECT_EQ(test, pm_suspend_target_state, PM_SUSPEND_ON);
+	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
+	pseudosleep_wake_reset();
+	unlock_system_sleep(flags);
+
+	pseudosleep_arm(saved, NBITS);
+}
+
+/*
+ * Tables indexed by suspend_state_t cover every state up to
+ * PM_SUSPEND_MAX, which pseudo moved up by one: test_suspend= walks
+ * pm_labels[] to PM_SUSPEND_MAX.
+ */
+static void state_tables(struct kunit *test)
+{
+	suspend_state_t state;
+
+	KUNIT_EXPECT_EQ(test, ARRAY_SIZE(pm_labels), (size_t)PM_SUSPEND_MAX);
+	KUNIT_EXPECT_EQ(test, ARRAY_SIZE(pm_states), (size_t)PM_SUSPEND_MAX);
+	KUNIT_EXPECT_EQ(test, ARRAY_SIZE(mem_sleep_states),
+			(size_t)PM_SUSPEND_MAX);
+	for (state = PM_SUSPEND_MIN; state < PM_SUSPEND_MAX; state++)
+		if (pm_states[state])
+			KUNIT_EXPECT_STREQ(test, pm_states[state],
+					   pm_labels[state]);
+	/* Only mem_sleep offers pseudo; /sys/power/state does not. */
+	KUNIT_EXPECT_NULL(test, pm_labels[PM_SUSPEND_PSEUDO]);
+	KUNIT_EXPECT_STREQ(test, mem_sleep_states[PM_SUSPEND_PSEUDO],
+			   "pseudo");
+}
+
 static struct kunit_case pseudosleep_test_cases[] = {
 	KUNIT_CASE(parse_irqs_good),
 	KUNIT_CASE(parse_irqs_bad),
 	KUNIT_CASE(parse_bool),
 	KUNIT_CASE(arm_and_record),
+	KUNIT_CASE(woken_during_entry),
+	KUNIT_CASE(state_tables),
 	{}
 };
 

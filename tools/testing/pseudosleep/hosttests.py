@@ -451,6 +451,75 @@ def t_nap_answers_noise():
             res["arp_answered"], res["ping_answered"], rtc.group(1)), console
 
 
+def t_virtio_mem_nap():
+    """Drivers see a nap as suspend-to-idle: virtio-mem with plugged memory
+    refuses every suspend but s2idle (it cannot keep its state through
+    firmware suspend), so it must let a nap through."""
+    g = pslib.Guest(
+        "for i in $(seq 120); do "
+        "ls /sys/devices/system/memory | grep -qE 'memory([89]|[1-9][0-9]+)$'"
+        " && break; sleep 1; done; "
+        "echo MEMBLOCKS $(ls /sys/devices/system/memory | grep -c memory); "
+        "/usr/share/pseudosleep/nap-setup.sh rtc && "
+        "echo 0 > /sys/class/rtc/rtc0/wakealarm && "
+        "echo +3 > /sys/class/rtc/rtc0/wakealarm && "
+        "/usr/share/pseudosleep/nap-once.sh 1",
+        append="memhp_default_state=online", timeout=300,
+        extra=("--mem=512M,maxmem=1G",
+               "--qemu-arg=-object",
+               "--qemu-arg=memory-backend-ram,id=vmem0,size=256M",
+               "--qemu-arg=-device",
+               "--qemu-arg=virtio-mem-pci,id=vmem,memdev=vmem0,"
+               "requested-size=128M"))
+    blocks = g.wait_line(r"^MEMBLOCKS (\d+)", 200)
+    nap = g.wait_line(r"^NAP 1 (\S+)", 200)
+    rc = g.finish()
+    console = g.console()
+    g.cleanup()
+    if not blocks or not re.search(r"virtio_mem", console or ""):
+        return "failed", "virtio-mem did not probe (exit %d)" % rc, console
+    if not nap or nap.group(1) != "ok":
+        bad = re.search(r".*virtio_mem.*(suspend|unplug).*", console or "")
+        return "failed", "nap %s: %s" % (
+            nap.group(1) if nap else "missing",
+            bad.group(0).strip() if bad else "exit %d" % rc), console
+    return "passed", "napped with %s memory blocks, virtio-mem plugged" % (
+        blocks.group(1)), console
+
+
+def t_quiet_naps():
+    """Naps print nothing per nap on the console at the default log level:
+    4 naps add fewer than 4 console lines (before: about a dozen each)."""
+    naps = 4
+    g = pslib.Guest(
+        "/usr/share/pseudosleep/nap-setup.sh rtc >/dev/null && "
+        "echo QUIET-START > /dev/kmsg && ok=0 && "
+        "for i in $(seq %d); do "
+        "echo 0 > /sys/class/rtc/rtc0/wakealarm; "
+        "echo +2 > /sys/class/rtc/rtc0/wakealarm; "
+        "echo mem > /sys/power/state && ok=$((ok + 1)); done; "
+        "echo QUIET-END > /dev/kmsg; sleep 1; echo NAPS-OK $ok" % naps,
+        timeout=300)
+    res = g.wait_line(r"^NAPS-OK (\d+)", 200)
+    rc = g.finish()
+    console = g.console() or ""
+    g.cleanup()
+    if not res or int(res.group(1)) != naps:
+        return "failed", "naps: %s (exit %d)" % (
+            res.group(1) if res else "none", rc), console
+    start, end = console.find("QUIET-START"), console.find("QUIET-END")
+    if start < 0 or end < start:
+        return "failed", "markers not on the console", console
+    # Whole lines strictly between the two marker lines.
+    lines = console[start:end].splitlines()[1:-1]
+    lines = [l for l in lines if l.strip()]
+    if len(lines) >= naps:
+        return "failed", "%d naps added %d console lines, e.g. %s" % (
+            naps, len(lines), lines[0].strip()[:80]), console
+    return "passed", "%d naps added %d console lines" % (naps, len(lines)), \
+        console
+
+
 HOST_TESTS = [
     ("style: checkpatch --strict on our C files and hook patches",
      t_checkpatch),
@@ -482,6 +551,9 @@ HOST_TESTS = [
      t_pseudo_unarmed_nic),
     ("pseudo: a 20 s nap raises no RCU stall, soft lockup or hung task",
      t_long_nap),
+    ("pseudo: drivers see a nap as s2idle (virtio-mem lets it through)",
+     t_virtio_mem_nap),
+    ("pseudo: naps are quiet on the console", t_quiet_naps),
 ]
 
 

@@ -212,6 +212,37 @@ TEST(nosleep)
 	EXPECT_STREQ("0", got);
 }
 
+#define DEEP_IDLE "/sys/module/pseudosleep/parameters/deep_idle"
+
+TEST(deep_idle_param)
+{
+	static const char * const bad[] = {
+		"2", "10", "-1", "yellow", " ", "1 1", "01", "truee",
+	};
+	struct stat st;
+	char got[16];
+	int i;
+
+	if (!ps_have_pseudosleep())
+		SKIP(return, "kernel without CONFIG_PM_PSEUDOSLEEP");
+	ASSERT_EQ(0, stat(DEEP_IDLE, &st));
+	EXPECT_EQ(0644, st.st_mode & 07777);
+	ASSERT_LT(0, ps_read(DEEP_IDLE, got, sizeof(got)));
+	ASSERT_STREQ("0", got) TH_LOG("HLT is not the default");
+	ASSERT_EQ(0, ps_write(DEEP_IDLE, "1\n"));
+	ASSERT_LT(0, ps_read(DEEP_IDLE, got, sizeof(got)));
+	EXPECT_STREQ("1", got);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(-EINVAL, ps_write(DEEP_IDLE, bad[i]))
+			TH_LOG("\"%s\" accepted", bad[i]);
+		ASSERT_LT(0, ps_read(DEEP_IDLE, got, sizeof(got)));
+		EXPECT_STREQ("1", got) TH_LOG("\"%s\" changed it", bad[i]);
+	}
+	ASSERT_EQ(0, ps_write(DEEP_IDLE, "n"));
+	ASSERT_LT(0, ps_read(DEEP_IDLE, got, sizeof(got)));
+	EXPECT_STREQ("0", got);
+}
+
 TEST(mem_sleep_pseudo)
 {
 	char saved[128], got[128], *cur, *end;

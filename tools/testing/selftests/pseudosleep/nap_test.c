@@ -4,8 +4,10 @@
  * itself (the CMOS RTC alarm), the IRQ is reported in pm_wakeup_irq and the
  * statistics, interrupts that are not armed are served without ending the
  * nap, and the wakeup_count handshake refuses to nap once an armed IRQ has
- * arrived after the count was read.
+ * arrived after the count was read.  The RTC's own wakeup source is turned
+ * off meanwhile, so only pseudo-sleep's reports move the wakeup count.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/rtc.h>
@@ -22,10 +24,12 @@
 #define MEM_SLEEP "/sys/power/mem_sleep"
 #define STATE "/sys/power/state"
 #define WAKEUP_COUNT "/sys/power/wakeup_count"
+#define RTC_WAKEUP "/sys/class/rtc/rtc0/device/power/wakeup"
 
 FIXTURE(nap) {
 	char saved_irqs[4096];
 	char saved_mem_sleep[64];
+	char saved_rtc_wakeup[32];
 	int rtc_irq;
 	int rtc;
 };
@@ -51,6 +55,11 @@ FIXTURE_SETUP(nap)
 	snprintf(self->saved_mem_sleep, sizeof(self->saved_mem_sleep), "%s",
 		 cur + 1);
 
+	/* The RTC driver reports its alarms as wakeup events itself. */
+	if (ps_read(RTC_WAKEUP, self->saved_rtc_wakeup,
+		    sizeof(self->saved_rtc_wakeup)) > 0)
+		ASSERT_EQ(0, ps_write(RTC_WAKEUP, "disabled"));
+
 	snprintf(buf, sizeof(buf), "%d", self->rtc_irq);
 	ASSERT_EQ(0, ps_write(WAKE_IRQ, buf));
 	ASSERT_EQ(0, ps_write(MEM_SLEEP, "pseudo"));
@@ -68,6 +77,36 @@ FIXTURE_TEARDOWN(nap)
 	ps_write(WAKE_IRQ, buf);
 	if (self->saved_mem_sleep[0])
 		ps_write(MEM_SLEEP, self->saved_mem_sleep);
+	if (self->saved_rtc_wakeup[0])
+		ps_write(RTC_WAKEUP, self->saved_rtc_wakeup);
+}
+
+/* event_count of the "pseudosleep" wakeup source, or -1. */
+static long long ps_ws_events(void)
+{
+	char path[300], name[64];
+	long long ret = -1;
+	struct dirent *de;
+	DIR *d;
+
+	d = opendir("/sys/class/wakeup");
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/wakeup/%s/name",
+			 de->d_name);
+		if (ps_read(path, name, sizeof(name)) <= 0 ||
+		    strcmp(name, "pseudosleep"))
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/wakeup/%s/event_count",
+			 de->d_name);
+		ret = ps_read_num(path);
+		break;
+	}
+	closedir(d);
+	return ret;
 }
 
 /* Set the RTC alarm @secs seconds from now and enable its interrupt. */
@@ -172,6 +211,89 @@ TEST_F(nap, handshake_refuses_after_armed_irq)
 	ASSERT_EQ(0, wait_alarm(self->rtc));
 	EXPECT_EQ(-EBUSY, ps_write(STATE, "mem"));
 	EXPECT_EQ(aborted + 1, ps_read_num(PS_STATS "aborted_naps"));
+}
+
+/*
+ * The ACPI SCI belongs to no device the nap can find: it would stay enabled
+ * while its owner is suspended, so the nap is refused.
+ */
+TEST_F(nap, refuses_armed_irq_without_device)
+{
+	long long naps, aborted;
+	char buf[64];
+	int sci;
+
+	sci = ps_find_irq("acpi");
+	if (sci <= 0)
+		SKIP(return, "no acpi line in /proc/interrupts");
+	snprintf(buf, sizeof(buf), "%d,%d", self->rtc_irq, sci);
+	ASSERT_EQ(0, ps_write(WAKE_IRQ, buf));
+	naps = ps_read_num(PS_STATS "naps");
+	aborted = ps_read_num(PS_STATS "aborted_naps");
+	/* Should it nap anyway, the RTC ends the nap. */
+	ASSERT_EQ(0, set_alarm(self->rtc, 2));
+	EXPECT_EQ(-EINVAL, ps_write(STATE, "mem"));
+	EXPECT_EQ(naps, ps_read_num(PS_STATS "naps"));
+	EXPECT_EQ(aborted + 1, ps_read_num(PS_STATS "aborted_naps"));
+	ioctl(self->rtc, RTC_AIE_OFF, 0);
+}
+
+/* With pseudosleep.deep_idle=1 the CPUs idle through cpuidle; same nap. */
+TEST_F(nap, deep_idle_nap_ends_on_armed_irq)
+{
+	const char *param = "/sys/module/pseudosleep/parameters/deep_idle";
+	long long naps;
+
+	naps = ps_read_num(PS_STATS "naps");
+	ASSERT_EQ(0, ps_write(param, "1"));
+	ASSERT_EQ(0, set_alarm(self->rtc, 2));
+	EXPECT_EQ(0, ps_write(STATE, "mem"));
+	ASSERT_EQ(0, ps_write(param, "0"));
+	EXPECT_EQ(naps + 1, ps_read_num(PS_STATS "naps"));
+	EXPECT_EQ(self->rtc_irq, ps_read_num(PS_STATS "last_wake_irq"));
+	EXPECT_EQ(0, wait_alarm(self->rtc));
+}
+
+/*
+ * A busy server: many armed IRQs after one read of wakeup_count are one
+ * wakeup event, not one each.
+ */
+TEST_F(nap, one_event_per_count_read)
+{
+	char count[32];
+	long long before;
+
+	ASSERT_LT(0, ps_read(WAKEUP_COUNT, count, sizeof(count)));
+	before = ps_ws_events();
+	ASSERT_LE(0, before) TH_LOG("no pseudosleep wakeup source");
+	ASSERT_EQ(0, set_alarm(self->rtc, 1));
+	ASSERT_EQ(0, wait_alarm(self->rtc));
+	ASSERT_EQ(0, set_alarm(self->rtc, 1));
+	ASSERT_EQ(0, wait_alarm(self->rtc));
+	EXPECT_EQ(before + 1, ps_ws_events());
+	EXPECT_EQ(-EINVAL, ps_write(WAKEUP_COUNT, count));
+
+	/* The next read re-arms the report. */
+	ASSERT_LT(0, ps_read(WAKEUP_COUNT, count, sizeof(count)));
+	ASSERT_EQ(0, set_alarm(self->rtc, 1));
+	ASSERT_EQ(0, wait_alarm(self->rtc));
+	EXPECT_EQ(before + 2, ps_ws_events());
+}
+
+/* With another mem_sleep state selected, armed IRQs abort nothing. */
+TEST_F(nap, no_event_unless_pseudo_selected)
+{
+	char count[32];
+	long long before;
+
+	ASSERT_EQ(0, ps_write(MEM_SLEEP, "s2idle"));
+	ASSERT_LT(0, ps_read(WAKEUP_COUNT, count, sizeof(count)));
+	before = ps_ws_events();
+	ASSERT_EQ(0, set_alarm(self->rtc, 1));
+	ASSERT_EQ(0, wait_alarm(self->rtc));
+	EXPECT_EQ(before, ps_ws_events());
+	EXPECT_EQ(0, ps_write(WAKEUP_COUNT, count))
+		TH_LOG("an armed IRQ counted as a wakeup event for s2idle");
 }
 
 TEST_HARNESS_MAIN

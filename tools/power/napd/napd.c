@@ -107,14 +107,17 @@ static void logmsg(const struct napd *n, const char *fmt, ...)
 
 static int read_rx(struct napd *n, unsigned long long *rx)
 {
-	char buf[32], *end;
+	char buf[8192], *end;
 	ssize_t len;
 
-	/* pread at 0 makes sysfs produce a fresh value on an open fd. */
-	len = pread(n->rx_fd, buf, sizeof(buf) - 1, 0);
+	/* pread at 0 makes sysfs and procfs produce fresh values. */
+	len = pread(n->rx_fd, buf, n->setup.rx_snmp ? sizeof(buf) - 1 : 31,
+		    0);
 	if (len < 0)
 		return -errno;
 	buf[len] = '\0';
+	if (n->setup.rx_snmp)
+		return procnet_snmp_in(buf, rx) ? -EINVAL : 0;
 	*rx = strtoull(buf, &end, 10);
 	if (end == buf)
 		return -EINVAL;
@@ -296,10 +299,13 @@ static int idle_checks(struct napd *n)
 		return CHECK_ERR(ret);
 	/*
 	 * /proc/stat counts in USER_HZ ticks (10 ms): a short idle window
-	 * may hold none.  Wait for a few ticks, or CPU_WINDOW_MAX_NS.
+	 * may hold none.  Wait for a few ticks, or CPU_WINDOW_MAX_NS; a
+	 * window with no tick at all says nothing about the CPU use (napd
+	 * itself may not have run for a while), so it is never idle.
 	 */
-	if (o->cpu_max < 100 && cpu.total - n->cpu0.total < CPU_MIN_TICKS &&
-	    now_ns(CLOCK_MONOTONIC) - n->quiet_since < CPU_WINDOW_MAX_NS)
+	if (o->cpu_max < 100 && (cpu.total == n->cpu0.total ||
+	    (cpu.total - n->cpu0.total < CPU_MIN_TICKS &&
+	     now_ns(CLOCK_MONOTONIC) - n->quiet_since < CPU_WINDOW_MAX_NS)))
 		return CHECK_WAIT;
 	use = cpu_use_permille(&n->cpu0, &cpu);
 	ret = o->nr_procs ? find_process(o->proc_root, o->procs, o->nr_procs,
@@ -714,6 +720,11 @@ static int start(struct napd *n)
 	       n->use_diag ? "sock_diag" : n->tcp[0]);
 	logmsg(n, "armed %s: %s", irqs[0] ? irqs : "none",
 	       n->setup.irq_src.armed[0] ? n->setup.irq_src.armed : "-");
+	logmsg(n, "naps end on %s; activity: %s",
+	       n->setup.rx_snmp ? "work for user space (wake_on=task)" :
+	       "any armed IRQ (wake_on=irq)",
+	       n->setup.rx_snmp ? "TCP segments and UDP datagrams" :
+	       "packets of the wake device");
 	logmsg(n, "idle checks: cpu-max %lu%%, runnable-max %lu, disk %s, %d process name%s, %d UDP port%s",
 	       o->cpu_max, o->runnable_max,
 	       o->disk_check && n->have_diskstats ? "yes" : "no",

@@ -28,6 +28,9 @@ const char napd_usage[] =
 "  --wake-dev NETDEV    network device whose IRQs end a nap (required)\n"
 "  --idle-ms MS         quiet time before a nap (1..3600000, default 50)\n"
 "  --mode MODE          pseudo (default), s2idle or deep\n"
+"  --wake-on WHAT       pseudo naps end on: task (a request for user space;\n"
+"                       ARP, ping and the like are served asleep), irq (any\n"
+"                       packet), auto (default: task if the kernel has it)\n"
 "  --keep-awake DEV     keep a device running during naps (repeatable);\n"
 "                       a sysfs device directory or a name such as ttyS0\n"
 "  --process NAME       no nap while a process of this name runs (repeatable)\n"
@@ -48,6 +51,12 @@ const char napd_usage[] =
 "  --proc-root DIR      procfs mount point (default /proc)\n"
 "  --help               show this text\n"
 "  --version            show the version\n";
+
+static const char *const wake_on_names[] = {
+	[NAPD_WAKE_AUTO] = "auto",
+	[NAPD_WAKE_IRQ] = "irq",
+	[NAPD_WAKE_TASK] = "task",
+};
 
 static const char *const mode_names[] = {
 	[NAPD_MODE_PSEUDO] = "pseudo",
@@ -95,7 +104,7 @@ enum opt_id {
 	OPT_DRY_RUN, OPT_STATS, OPT_LOG, OPT_MAX_NAPS, OPT_SYSFS_ROOT,
 	OPT_PROC_ROOT, OPT_HELP, OPT_VERSION, OPT_UDP_PORT, OPT_PROCESS,
 	OPT_CPU_MAX, OPT_RUNNABLE_MAX, OPT_DISK_CHECK, OPT_CONFIG,
-	OPT_STATUS_SOCKET, OPT_STATUS,
+	OPT_STATUS_SOCKET, OPT_STATUS, OPT_WAKE_ON,
 };
 
 /* How an option may be given. */
@@ -115,6 +124,7 @@ static const struct {
 	{ "idle-ms",		OPT_IDLE_MS,		ARG },
 	{ "wake-dev",		OPT_WAKE_DEV,		ARG },
 	{ "mode",		OPT_MODE,		ARG },
+	{ "wake-on",		OPT_WAKE_ON,		ARG },
 	{ "keep-awake",		OPT_KEEP_AWAKE,		ARG | LIST },
 	{ "process",		OPT_PROCESS,		ARG | LIST },
 	{ "cpu-max",		OPT_CPU_MAX,		ARG },
@@ -239,6 +249,15 @@ static int apply_opt(struct napd_opts *o, enum opt_id id, const char *pfx,
 		return fail(err, errlen,
 			    "bad %smode '%s' (pseudo, s2idle or deep)", pfx,
 			    arg);
+	case OPT_WAKE_ON:
+		for (v = 0; v < ARRAY_SIZE(wake_on_names); v++) {
+			if (!strcmp(arg, wake_on_names[v])) {
+				o->wake_on = v;
+				return 0;
+			}
+		}
+		return fail(err, errlen,
+			    "bad %swake-on '%s' (auto, irq or task)", pfx, arg);
 	case OPT_KEEP_AWAKE:
 		if (!*arg)
 			return fail(err, errlen, "empty %skeep-awake", pfx);
@@ -538,6 +557,9 @@ static void take_opt(struct napd_opts *dst, const struct napd_opts *src,
 		break;
 	case OPT_MODE:
 		dst->mode = src->mode;
+		break;
+	case OPT_WAKE_ON:
+		dst->wake_on = src->wake_on;
 		break;
 	case OPT_CPU_MAX:
 		dst->cpu_max = src->cpu_max;

@@ -27,6 +27,13 @@ enum napd_mode {
 	NAPD_MODE_DEEP,
 };
 
+/* What ends a pseudo nap: pseudosleep.wake_on (auto: task if the kernel has it). */
+enum napd_wake_on {
+	NAPD_WAKE_AUTO,
+	NAPD_WAKE_IRQ,
+	NAPD_WAKE_TASK,
+};
+
 struct napd_opts {
 	unsigned short ports[NAPD_MAX_PORTS];
 	int nr_ports;
@@ -35,6 +42,7 @@ struct napd_opts {
 	unsigned long idle_ms;
 	const char *wake_dev;
 	enum napd_mode mode;
+	enum napd_wake_on wake_on;
 	const char *keep_awake[NAPD_MAX_KEEP];
 	int nr_keep;
 	const char *procs[NAPD_MAX_PROCS];	/* names that block naps */

@@ -4,6 +4,7 @@
  */
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -299,5 +300,47 @@ int procnet_dev_rx(const char *buf, unsigned long long *rx)
 			return -1;
 		*rx += packets;
 	}
+	return 0;
+}
+
+/* The value under column @col of the "@proto:" header and value lines. */
+static int snmp_field(const char *buf, const char *proto, const char *col,
+		      unsigned long long *val)
+{
+	char head[1024], vals[1024];
+	size_t plen = strlen(proto);
+
+	while (copy_line(&buf, head, sizeof(head))) {
+		char *h, *v, *hs, *vs;
+
+		if (strncmp(head, proto, plen) || head[plen] != ':')
+			continue;
+		if (!copy_line(&buf, vals, sizeof(vals)) ||
+		    strncmp(vals, proto, plen) || vals[plen] != ':')
+			return -1;
+		h = strtok_r(head + plen + 1, " \t\n", &hs);
+		v = strtok_r(vals + plen + 1, " \t\n", &vs);
+		for (; h && v; h = strtok_r(NULL, " \t\n", &hs),
+		     v = strtok_r(NULL, " \t\n", &vs)) {
+			if (!strcmp(h, col)) {
+				char *end;
+
+				*val = strtoull(v, &end, 10);
+				return end == v ? -1 : 0;
+			}
+		}
+		return -1;
+	}
+	return -1;
+}
+
+int procnet_snmp_in(const char *buf, unsigned long long *in)
+{
+	unsigned long long segs, dgrams;
+
+	if (snmp_field(buf, "Tcp", "InSegs", &segs) ||
+	    snmp_field(buf, "Udp", "InDatagrams", &dgrams))
+		return -1;
+	*in = segs + dgrams;
 	return 0;
 }

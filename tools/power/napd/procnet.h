@@ -74,4 +74,12 @@ int procnet_rx_vectors(const char *buf, unsigned int *irqs, int nr,
  */
 int procnet_dev_rx(const char *buf, unsigned long long *rx);
 
+/*
+ * TCP segments plus UDP datagrams received for sockets, from /proc/net/snmp
+ * text @buf ("Tcp: ... InSegs ..." and "Udp: ... InDatagrams ..." header
+ * and value lines).  ARP, ICMP and datagrams for no socket are not counted.
+ * 0, or -1 if either counter is missing.
+ */
+int procnet_snmp_in(const char *buf, unsigned long long *in);
+
 #endif /* NAPD_PROCNET_H */

@@ -88,6 +88,52 @@ static int set_nosleep(struct napd_setup *s, const char *path,
 	return change(s, path, old, "1", err, errlen);
 }
 
+/*
+ * Choose pseudosleep.wake_on; the change itself is made with the others,
+ * after every check (wake_on_apply()).
+ */
+static int wake_on_setup(const struct napd_opts *o, struct napd_setup *s,
+			 char *err, size_t errlen)
+{
+	bool have;
+	int ret;
+
+	if (path_fmt(s->wake_on, sizeof(s->wake_on),
+		     "%s/module/pseudosleep/parameters/wake_on", o->sysfs_root))
+		return fail(err, errlen, "path too long under %s",
+			    o->sysfs_root);
+	have = path_exists(s->wake_on);
+	if (o->wake_on == NAPD_WAKE_TASK && !have)
+		return fail(err, errlen,
+			    "--wake-on task: this kernel has no pseudosleep.wake_on (%s)",
+			    s->wake_on);
+	if (!have)
+		return 0;	/* an older kernel: armed IRQs end naps */
+	ret = sysfs_read(s->wake_on, s->wake_on_old, sizeof(s->wake_on_old));
+	if (ret < 0)
+		return fail(err, errlen, "cannot read %s: %s", s->wake_on,
+			    strerror(-ret));
+	s->wake_on_new = o->wake_on == NAPD_WAKE_IRQ ? "irq" : "task";
+	if (!strcmp(s->wake_on_new, "task")) {
+		if (path_fmt(s->rx_packets, sizeof(s->rx_packets),
+			     "%s/net/snmp", o->proc_root))
+			return fail(err, errlen, "path too long under %s",
+				    o->proc_root);
+		if (!path_exists(s->rx_packets))
+			return fail(err, errlen, "%s missing", s->rx_packets);
+		s->rx_snmp = true;
+	}
+	return 0;
+}
+
+static int wake_on_apply(struct napd_setup *s, char *err, size_t errlen)
+{
+	if (!s->wake_on_new || !strcmp(s->wake_on_old, s->wake_on_new))
+		return 0;
+	return change(s, s->wake_on, s->wake_on_old, s->wake_on_new, err,
+		      errlen);
+}
+
 int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 	       char *err, size_t errlen)
 {
@@ -141,12 +187,21 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 		return fail(err, errlen, "%s or %s missing", s->state,
 			    s->wakeup_count);
 
+	/*
+	 * pseudosleep.wake_on: with "task" the kernel serves ARP, pings and
+	 * the like during a nap, so napd's activity signal becomes the TCP
+	 * segments and UDP datagrams of /proc/net/snmp instead of every
+	 * packet of the wake device.
+	 */
+	if (pseudo && wake_on_setup(o, s, err, errlen))
+		return -1;
+
 	/* The wake device: its traffic counter, IRQs and nosleep flag. */
 	if (path_fmt(path, sizeof(path), "%s/class/net/%s", root,
 		     o->wake_dev) || !path_exists(path))
 		return fail(err, errlen, "no network device '%s' (%s)",
 			    o->wake_dev, path);
-	if (!path_exists(s->rx_packets))
+	if (!s->rx_snmp && !path_exists(s->rx_packets))
 		return fail(err, errlen, "%s missing", s->rx_packets);
 
 	s->nr_irqs = irqs_resolve(root, o->proc_root, o->wake_dev, s->irqs,
@@ -202,6 +257,8 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 
 	/* Checks done: from here on every change is recorded. */
 	if (change(s, mem_sleep, cur, mode, err, errlen))
+		return -1;
+	if (wake_on_apply(s, err, errlen))
 		return -1;
 	if (arm_irqs && change(s, wake_irq, old_irqs, irqlist, err, errlen))
 		return -1;

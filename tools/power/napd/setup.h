@@ -24,7 +24,11 @@ struct napd_setup {
 	char wakeup_count[PATH_MAX];
 	char pm_wakeup_irq[PATH_MAX];
 	char pseudo_dir[PATH_MAX];	/* /sys/power/pseudosleep */
-	char rx_packets[PATH_MAX];	/* of the wake device */
+	char rx_packets[PATH_MAX];	/* of the wake device, or: */
+	bool rx_snmp;			/* wake_on=task: /proc/net/snmp */
+	char wake_on[PATH_MAX];		/* pseudosleep.wake_on parameter */
+	char wake_on_old[64];
+	const char *wake_on_new;	/* NULL: leave it (none, or no pseudo) */
 };
 
 /*

@@ -1310,12 +1310,43 @@ static void test_status_json(void)
  * @term_after_ms if that is nonzero.  Returns the exit code, or -1 if it
  * did not exit by itself in time.
  */
+/*
+ * Like a kernel's, the fake /proc/stat moves on with time: 10 idle ticks
+ * per poll of the test, the other lines kept, before the test's own
+ * tick (which may rewrite the file).  napd never takes a window
+ * without ticks for an idle one, so a stalled test only delays it.
+ */
+static void idle_ticks(const char *proc)
+{
+	unsigned long long f[4];
+	char path[PATH_MAX], *text, *rest, line[512];
+
+	path_fmt(path, sizeof(path), "%s/stat", proc);
+	text = read_whole(path);
+	if (!text)
+		return;
+	rest = strchr(text, '\n');
+	if (sscanf(text, "cpu %llu %llu %llu %llu", &f[0], &f[1], &f[2],
+		   &f[3]) == 4) {
+		snprintf(line, sizeof(line), "cpu  %llu %llu %llu %llu 0 0 0 0 0 0%s",
+			 f[0], f[1], f[2], f[3] + 10, rest ? rest : "\n");
+		put(line, "%s", path);
+	}
+	free(text);
+}
+
+static void busy_cpu(void *arg);
+
 static int run_napd_tick(char *const argv[], const char *out,
 			 int term_after_ms, void (*tick)(void *), void *arg)
 {
-	int status, ms;
+	const char *proc = NULL;
+	int status, ms, i;
 	pid_t pid;
 
+	for (i = 0; argv[i] && argv[i + 1]; i++)
+		if (!strcmp(argv[i], "--proc-root"))
+			proc = argv[i + 1];
 	fflush(stdout);
 	pid = fork();
 	if (pid < 0)
@@ -1346,6 +1377,9 @@ static int run_napd_tick(char *const argv[], const char *out,
 			waitpid(pid, &status, 0);
 			return -1;
 		}
+		/* busy_cpu() plays the kernel's /proc/stat by itself */
+		if (proc && tick != busy_cpu)
+			idle_ticks(proc);
 		if (tick)
 			tick(arg);
 		usleep(10000);
@@ -1606,6 +1640,76 @@ static void test_net_dev(void)
 	CHECK(!procnet_dev_rx(net_dev, &rx) && rx == 2100);
 	CHECK(!procnet_dev_rx("", &rx) && rx == 0);
 	CHECK(procnet_dev_rx("  eth0 1 2\n", &rx) == -1);
+}
+
+static const char snmp_text[] =
+	"Ip: Forwarding DefaultTTL InReceives\n"
+	"Ip: 2 64 500\n"
+	"Icmp: InMsgs InErrors\n"
+	"Icmp: 40 0\n"
+	"Tcp: RtoAlgorithm RtoMin RtoMax MaxConn ActiveOpens PassiveOpens AttemptFails EstabResets CurrEstab InSegs OutSegs\n"
+	"Tcp: 1 200 120000 -1 0 3 0 0 1 123 130\n"
+	"Udp: InDatagrams NoPorts InErrors OutDatagrams\n"
+	"Udp: 7 55 0 7\n"
+	"UdpLite: InDatagrams NoPorts\n"
+	"UdpLite: 0 0\n";
+
+/* wake_on=task: only what reaches sockets counts (not NoPorts, not ICMP). */
+static void test_snmp_in(void)
+{
+	unsigned long long in = 0;
+
+	CHECK(!procnet_snmp_in(snmp_text, &in) && in == 130);
+	CHECK(procnet_snmp_in("Ip: a\nIp: 1\n", &in) == -1);
+	CHECK(procnet_snmp_in("Tcp: InSegs\nUdp: 5\n", &in) == -1);
+}
+
+/* --wake-on: auto picks task where the kernel has it; restored on exit. */
+static void test_setup_wake_on(void)
+{
+	const char *t = new_tree("wakeon");
+	const char *param = "%s/sys/module/pseudosleep/parameters/wake_on";
+	const char *mem_sleep_list = "[s2idle] deep pseudo\n";
+	struct napd_setup s;
+	struct napd_opts o;
+	char err[512];
+
+	build_tree(t, true);
+	put(snmp_text, "%s/proc/net/snmp", t);
+	/* an older kernel: auto keeps the IRQ rule and the packet counter */
+	fake_opts(&o, t, "eth0", "pseudo", NULL, false);
+	CHECK(!napd_setup(&o, &s, err, sizeof(err)) && !s.rx_snmp);
+	CHECK(!napd_restore(&s));
+	put(mem_sleep_list, "%s/sys/power/mem_sleep", t);
+	o.wake_on = NAPD_WAKE_TASK;
+	CHECK(napd_setup(&o, &s, err, sizeof(err)) &&
+	      strstr(err, "no pseudosleep.wake_on"));
+	CHECK(!napd_restore(&s));
+
+	put("irq\n", param, t);
+	put(mem_sleep_list, "%s/sys/power/mem_sleep", t);
+	fake_opts(&o, t, "eth0", "pseudo", NULL, false);
+	if (napd_setup(&o, &s, err, sizeof(err)))
+		printf("# %s\n", err);
+	CHECK(s.rx_snmp);
+	CHECK(strstr(s.rx_packets, "/proc/net/snmp") != NULL);
+	CHECK_STR(get(param, t), "task");
+	CHECK(!napd_restore(&s));
+	CHECK_STR(get(param, t), "irq");
+
+	put(mem_sleep_list, "%s/sys/power/mem_sleep", t);
+	o.wake_on = NAPD_WAKE_IRQ;
+	CHECK(!napd_setup(&o, &s, err, sizeof(err)) && !s.rx_snmp);
+	CHECK_STR(get(param, t), "irq");
+	CHECK(!napd_restore(&s));
+
+	/* s2idle has no wake rule to choose */
+	put("task\n", param, t);
+	put(mem_sleep_list, "%s/sys/power/mem_sleep", t);
+	fake_opts(&o, t, "eth0", "s2idle", NULL, false);
+	CHECK(!napd_setup(&o, &s, err, sizeof(err)) && !s.rx_snmp);
+	CHECK_STR(get(param, t), "task");
+	CHECK(!napd_restore(&s));
 }
 
 static void new_conn(void *arg)
@@ -1870,6 +1974,8 @@ static const struct {
 	{ "idle_udp_queued", test_udp, false },
 	{ "rx_vector_selection", test_rx_vectors, false },
 	{ "proc_net_dev_rx", test_net_dev, false },
+	{ "proc_net_snmp_in", test_snmp_in, false },
+	{ "setup_wake_on", test_setup_wake_on, false },
 	{ "notify_format", test_notify_format, false },
 	{ "notify_send_listener", test_notify_send, false },
 	{ "status_json_and_socket", test_status_json, false },

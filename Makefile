@@ -31,7 +31,7 @@ DEPS := linux-source-6.12 qemu-system-x86 busybox-static flex bison bc cpio \
 export BUILD_DIR KDIR KOBJ BZIMAGE INITRAMFS
 
 .PHONY: all help deps kernel source config initramfs selftests test demo \
-	patches checkpatch w1 bench clean distclean napd overlay
+	patches checkpatch w1 bench stress clean distclean napd overlay
 
 all: kernel
 
@@ -45,6 +45,10 @@ help:
 	@echo "  make demo        build, boot and show a nap woken by a host request"
 	@echo "  make bench       benchmarks on a non-debug kernel in build-bench/"
 	@echo "                   (QUICK=1: short smoke run on the test kernel)"
+	@echo "  make stress      reliability suite: naps with requests in every phase,"
+	@echo "                   noise, long nap, hotplug, fuzzing; results/stress/"
+	@echo "                   (NAPS=n, SMP=\"2 4\", SHORT=1, DEBUG=1: KASAN/UBSAN kernel"
+	@echo "                   in build-debug/)"
 	@echo "  make patches     regenerate patches/ from the commits in $(KDIR)"
 	@echo "  make checkpatch  scripts/checkpatch.pl --strict on our C files and patches"
 	@echo "  make w1          build our C files with W=1"
@@ -183,6 +187,22 @@ bench:
 else
 bench: kernel initramfs
 	@$(T)/bench --quick --out $(BUILD_DIR)/bench-quick $(BENCH_ARGS)
+endif
+
+# The reliability suite.  DEBUG=1 builds and uses a sanitizer kernel (the
+# test configs plus configs/sanitizers.config) in its own directory.
+STRESS_DEBUG_DIR ?= $(TOP)/build-debug
+STRESS_ARGS = $(if $(NAPS),--naps $(NAPS)) $(if $(SMP),--smp "$(SMP)") \
+	$(if $(SHORT),--short)
+ifeq ($(DEBUG),)
+stress: kernel initramfs
+	@$(T)/stress $(STRESS_ARGS)
+else
+stress:
+	@$(MAKE) -s BUILD_DIR=$(STRESS_DEBUG_DIR) \
+		CONFIGS="$(CONFIGS) configs/sanitizers.config" kernel initramfs
+	@BUILD_DIR=$(STRESS_DEBUG_DIR) $(T)/stress --naps $(or $(NAPS),1000) \
+		$(if $(SMP),--smp "$(SMP)") --out $(TOP)/results/stress/debug
 endif
 
 clean:

@@ -1,0 +1,660 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Host side of the stress suite (tools/testing/pseudosleep/stress).
+
+One boot runs guest/stress.sh with a list of sections; the host sends HTTP
+requests through the forwarded NIC port while the guest naps, then checks
+what came back: every request answered, every nap ended by an armed NIC
+IRQ, the kernel's counters equal to the guest loop's, the phase each
+armed interrupt met (from the guest's trace), noise that did not end a
+nap, a long nap with the clocks and timers right, CPU hotplug, the fuzzer's
+verdict, and a clean console (pslib.bad_dmesg_lines).
+
+Timings are reported, never asserted; only correctness fails a run.
+"""
+
+import csv
+import os
+import random
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+import pslib
+
+HERE = pslib.HERE
+FUZZ_SRC = os.path.join(HERE, "stress-fuzz.c")
+GUEST = "/usr/share/pseudosleep/stress.sh"
+
+# The phases a request can meet, in the order a nap goes through them.
+# Gap labels ("after X") cover the code between two traced phases.
+PHASES = [
+    ("awake", "awake, before wakeup_count is read"),
+    ("handshake", "wakeup_count read -> count written"),
+    ("count->mem", "count written -> mem written"),
+    ("suspend_enter", "enter_state() start"),
+    ("sync_filesystems", "sync"),
+    ("after sync_filesystems", "PM notifiers, before freezing"),
+    ("freeze_processes", "freeze tasks"),
+    ("after freeze_processes", "after freezing, before devices"),
+    ("dpm_prepare", "devices: prepare"),
+    ("dpm_suspend", "devices: suspend"),
+    ("dpm_suspend_late", "devices: suspend_late"),
+    ("dpm_suspend_noirq", "devices: suspend_noirq"),
+    ("after dpm_suspend_noirq", "devices suspended, before the halt"),
+    ("machine_suspend", "CPUs halted (the nap)"),
+    ("after machine_suspend", "woken, before devices resume"),
+    ("dpm_resume_noirq", "devices: resume_noirq"),
+    ("dpm_resume_early", "devices: resume_early"),
+    ("dpm_resume", "devices: resume"),
+    ("resume_console", "console resume"),
+    ("dpm_complete", "devices: complete"),
+    ("after dpm_complete", "after devices, before thaw"),
+    ("thaw_processes", "thaw tasks"),
+    ("after thaw_processes", "thawed, mem returning"),
+]
+# The phases the issue asks every run to hit.
+REQUIRED = ["awake", "handshake", "count->mem", "sync_filesystems",
+            "freeze_processes", "dpm_prepare", "dpm_suspend",
+            "dpm_suspend_late", "dpm_suspend_noirq", "machine_suspend",
+            "dpm_resume_noirq", "dpm_resume_early", "dpm_resume",
+            "dpm_complete", "thaw_processes"]
+
+TRACE_RE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+([0-9.]+):\s+"
+                      r"(\w+):\s+(.*)$")
+
+
+def pct(values, p):
+    if not values:
+        return None
+    v = sorted(values)
+    return v[min(len(v) - 1, int(round(p / 100.0 * (len(v) - 1))))]
+
+
+def irq_set(text):
+    s = set()
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "-" in part:
+            a, b = part.split("-")
+            s.update(range(int(a), int(b) + 1))
+        else:
+            s.add(int(part))
+    return s
+
+
+def build_fuzzer(dest):
+    """gcc -static the guest fuzzer into dest; raises on failure."""
+    subprocess.run(["gcc", "-static", "-O2", "-Wall", "-o", dest, FUZZ_SRC],
+                   check=True, stdout=subprocess.PIPE,
+                   stderr=subprocess.STDOUT)
+
+
+class Pump:
+    """HTTP clients on the forwarded port.  Mode "pump": two clients, each
+    waiting a random 0..gap_ms between requests; "flood": six clients,
+    no gaps; "noise": two clients sending requests and four opening and
+    closing bare TCP connections as fast as they can (each one several
+    packets, so NIC interrupts, even while the guest's tasks are frozen);
+    "off": none.  Every request is recorded; connects are counted."""
+
+    def __init__(self, port, seed, gap_ms=400, timeout=60):
+        self.port, self.gap, self.timeout = port, gap_ms / 1000.0, timeout
+        self.mode, self.section = "off", ""
+        self.records = []  # (section, mode, t, seconds, answered)
+        self.lock = threading.Lock()
+        self.inflight = 0
+        self.connects = 0
+        self.stop = False
+        self.threads = []
+        for i in range(6):
+            t = threading.Thread(target=self._run,
+                                 args=(i, random.Random(seed * 100 + i)),
+                                 daemon=True)
+            t.start()
+            self.threads.append(t)
+
+    def _run(self, idx, rnd):
+        while not self.stop:
+            mode = self.mode
+            if mode == "off" or (mode == "pump" and idx >= 2):
+                time.sleep(0.02)
+                continue
+            if mode == "noise" and idx >= 2:
+                self._connect()
+                continue
+            if mode == "pump":
+                # Client 0 sends at random offsets of up to gap_ms after
+                # its last answer; client 1 four times as rarely, so that
+                # some requests overlap another one's wake.
+                time.sleep(rnd.uniform(0, self.gap * (1 if idx == 0 else 4)))
+                if self.mode != "pump":
+                    continue
+            with self.lock:
+                self.inflight += 1
+            section, t0 = self.section, time.time()
+            body, took = pslib.http_get(self.port, timeout=self.timeout)
+            ok = body is not None and b"pseudosleep guest" in body
+            with self.lock:
+                self.inflight -= 1
+                self.records.append((section, mode, t0, took, ok))
+
+    def _connect(self):
+        s = socket.socket()
+        s.settimeout(0.5)
+        try:
+            s.connect(("127.0.0.1", self.port))
+            with self.lock:
+                self.connects += 1
+        except OSError:
+            time.sleep(0.01)
+        finally:
+            s.close()
+        time.sleep(0.005)
+
+    def set(self, mode, section=None):
+        if section is not None:
+            self.section = section
+        self.mode = mode
+
+    def quiesce(self, limit=300):
+        """Stop sending and wait for the requests in flight."""
+        self.mode = "off"
+        end = time.monotonic() + limit
+        time.sleep(0.05)
+        while self.inflight and time.monotonic() < end:
+            time.sleep(0.05)
+        return self.inflight == 0
+
+    def close(self):
+        self.quiesce()
+        self.stop = True
+        for t in self.threads:
+            t.join(timeout=self.timeout + 5)
+
+
+def parse_trace(path, nic):
+    """Walk the guest's trace: returns (hits, ended) where hits[phase] is
+    the number of (attempt, phase) pairs in which at least one armed NIC
+    interrupt arrived, and ended[i] the phase of the first armed interrupt
+    of attempt i from the moment it read wakeup_count, if any."""
+    hits = {}
+    ended = {}
+    seen = set()
+    it, phase = 0, "awake"
+    events = 0
+    try:
+        f = open(path, errors="replace")
+    except OSError:
+        return None, None, 0
+    with f:
+        for line in f:
+            m = TRACE_RE.match(line)
+            if not m:
+                continue
+            events += 1
+            ev, rest = m.group(5), m.group(6)
+            if ev == "tracing_mark_write":
+                mm = re.match(r"PS (\d+) (\w+)", rest)
+                if not mm:
+                    continue
+                n, what = int(mm.group(1)), mm.group(2)
+                if what == "read":
+                    it, phase = n, "handshake"
+                elif what in ("write", "mem"):
+                    it, phase = n, "count->mem"
+                elif what == "ret":
+                    it, phase = n + 1, "awake"
+            elif ev == "suspend_resume":
+                mm = re.match(r"(\w+)\[\d+\] (begin|end)", rest)
+                if mm:
+                    phase = mm.group(1) if mm.group(2) == "begin" else \
+                        "after " + mm.group(1)
+                    if phase == "after suspend_enter":
+                        phase = "after freeze_processes"
+            elif ev == "irq_handler_entry":
+                mm = re.match(r"irq=(\d+)", rest)
+                if not mm or int(mm.group(1)) not in nic:
+                    continue
+                if (it, phase) not in seen:
+                    seen.add((it, phase))
+                    hits[phase] = hits.get(phase, 0) + 1
+                if phase != "awake" and it not in ended:
+                    ended[it] = phase
+    return hits, ended, events
+
+
+class Boot:
+    """One guest boot running stress.sh SECTIONS, driven from the host."""
+
+    def __init__(self, label, sections, smp=2, append="", seed=1,
+                 timeout=3600, gap_ms=400, logdir=None):
+        self.label, self.sections, self.smp = label, sections, smp
+        self.append, self.seed, self.timeout = append, seed, timeout
+        self.gap_ms, self.logdir = gap_ms, logdir
+        self.failures = []
+        self.info = {}
+        self.naps = []       # dicts per nap attempt
+        self.totals = []     # NAPS-TOTAL dicts
+        self.requests = []
+        self.phase_hits = {}
+        self.phase_ended = {}
+        self.fuzz = {}
+        self.console = ""
+        self.duration = 0
+        self.nic = None
+
+    def fail(self, msg):
+        self.failures.append(msg)
+
+    def run(self):
+        t0 = time.monotonic()
+        port = pslib.free_port()
+        tmp = tempfile.mkdtemp(prefix="ps-stress.")
+        fuzz_bin = os.path.join(tmp, "stress-fuzz")
+        build_fuzzer(fuzz_bin)
+        cmd = "sh %s %s" % (GUEST, " ".join(self.sections))
+        g = pslib.Guest(cmd, fwd=["%d:80" % port], append=self.append,
+                        smp=self.smp, timeout=self.timeout,
+                        extra=("--mem", "1024M"))
+        shutil.copy(fuzz_bin, os.path.join(g.share, "stress-fuzz"))
+        shutil.rmtree(tmp, ignore_errors=True)
+        longest = max([int(s.split(":")[1]) for s in self.sections
+                       if s.startswith(("noise:", "longnap:"))] + [0])
+        pump = Pump(port, self.seed, self.gap_ms, timeout=60 + longest)
+        self.pump = pump
+        state = {"section": None}
+        try:
+            self._drive(g, pump, state)
+        finally:
+            pump.close()
+            rc = g.finish(timeout=120)
+            self.console = g.console()
+            self.output = list(g.output)
+            trace = os.path.join(g.share, "trace.txt")
+            self._trace(trace)
+            if self.logdir:
+                os.makedirs(self.logdir, exist_ok=True)
+                if os.path.exists(trace):
+                    shutil.copy(trace, os.path.join(
+                        self.logdir, self.label + "-trace.txt"))
+                with open(os.path.join(self.logdir, self.label +
+                                       "-output.txt"), "w") as f:
+                    f.write("\n".join(self.output) + "\n")
+                g.cleanup(os.path.join(self.logdir, self.label +
+                                       "-console.log"))
+            else:
+                g.cleanup()
+        self.requests = pump.records
+        self.rc = rc
+        self.duration = time.monotonic() - t0
+        self._check()
+        return not self.failures
+
+    def _drive(self, g, pump, state):
+        nic = None
+        pending = {}
+
+        def on_line(line):
+            self._line(line, pending)
+
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            m = g.wait_line(r"^(SECTION-END|SECTION|STRESS-DONE|NIC-IRQS|"
+                            r"NOISE-NAPPING|LONG-NAPPING|LONG-WOKE|"
+                            r"POLLIST-TRAFFIC|POLLIST-IDLE-DONE|"
+                            r"POLLIST-IDLE)(?: (.*))?$",
+                            timeout=max(1, deadline - time.monotonic()),
+                            on_line=on_line)
+            if not m:
+                self.fail("guest output stopped (last section %s)"
+                          % state["section"])
+                return
+            what, rest = m.group(1), m.group(2) or ""
+            if what == "NIC-IRQS":
+                nic = self.nic = irq_set(rest)
+                self.info["nic_irqs"] = rest
+            elif what == "SECTION":
+                name = rest.split()[0]
+                state["section"] = name
+                if not pump.quiesce():
+                    self.fail("requests still unanswered before %s" % name)
+                pump.set("off", name)
+                if name in ("naps", "hotplug", "fuzz"):
+                    pump.set("pump")
+                g.signal("go-" + name)
+            elif what == "NOISE-NAPPING":
+                time.sleep(0.5)
+                pump.set("noise")
+            elif what == "LONG-NAPPING":
+                self.info["long_host_start"] = time.time()
+                self.info["long_guest_start"] = rest
+            elif what == "LONG-WOKE":
+                self.info["long_host_end"] = time.time()
+                self.info["long_woke"] = rest
+            elif what == "POLLIST-TRAFFIC":
+                pump.set("flood")
+            elif what == "POLLIST-IDLE":
+                # 10 s without traffic; the next section's requests
+                # check that the NIC still answers afterwards.
+                pump.quiesce()
+            elif what == "SECTION-END":
+                name, src = rest.split()[0], rest.split()[-1]
+                pump.quiesce()
+                if src != "0":
+                    self.fail("section %s exited %s" % (name, src))
+            elif what == "STRESS-DONE":
+                self.info["done"] = rest
+                self.nic = nic
+                return
+        self.fail("timeout after %d s in section %s" % (
+            self.timeout, state["section"]))
+
+    def _line(self, line, pending):
+        sec = self.pump.section if hasattr(self, "pump") else ""
+        m = re.match(r"^N (\d+) (ok|ab|rf)(?: (\d+) (\d+) (\d+))?$", line)
+        if m:
+            self.naps.append({
+                "section": sec, "attempt": int(m.group(1)),
+                "result": m.group(2),
+                "wake_irq": int(m.group(3)) if m.group(3) else None,
+                "latency_ns": int(m.group(4)) if m.group(4) else None,
+                "spurious": int(m.group(5)) if m.group(5) else None})
+            return
+        m = re.match(r"^NAPS-TOTAL (\S+) (.*)$", line)
+        if m:
+            d = dict(kv.split("=") for kv in m.group(2).split())
+            d = {k: int(v) for k, v in d.items()}
+            d["tag"] = m.group(1)
+            self.totals.append(d)
+            return
+        for key in ("NOISE", "HOTPLUG", "FUZZ", "FUZZ-RACE", "POLLIST",
+                    "TRACE-LOST", "TIMER-FIRED", "FUZZ-TARGETS", "CPUS",
+                    "IDLE-DRIVER", "RTC-IRQ"):
+            if line.startswith(key + " "):
+                self.info.setdefault(key, []).append(line[len(key) + 1:])
+        if line.startswith(("FUZZ-VIOLATION", "STRESS-ERROR", "HOTPLUG-ERROR",
+                            "FUZZ-ERROR")):
+            self.fail(line[:200])
+
+    def _trace(self, path):
+        nic = getattr(self, "nic", None)
+        if not nic or not os.path.exists(path):
+            return
+        hits, ended, events = parse_trace(path, nic)
+        self.phase_hits = hits or {}
+        self.phase_ended = {}
+        for ph in (ended or {}).values():
+            self.phase_ended[ph] = self.phase_ended.get(ph, 0) + 1
+        self.info["trace_events"] = events
+
+    def _kv(self, text):
+        return dict(kv.split("=", 1) for kv in text.split() if "=" in kv)
+
+    def _check(self):
+        if self.rc != 0:
+            self.fail("vm-run exited %d" % self.rc)
+        if self.info.get("done", "").strip() != "0":
+            self.fail("guest suite ended with %r" % self.info.get("done"))
+        bad = pslib.bad_dmesg_lines(self.console)
+        self.info["warnings"] = len(bad)
+        if bad:
+            self.fail("kernel complained: %s" % bad[0].strip()[:160])
+        lost = [r for r in self.requests if not r[4]]
+        if lost:
+            self.fail("%d of %d requests lost (first in section %s)" % (
+                len(lost), len(self.requests), lost[0][0]))
+        nic = getattr(self, "nic", None) or set()
+        wrong = [n for n in self.naps if n["result"] == "ok" and
+                 n["wake_irq"] not in nic]
+        if wrong:
+            self.fail("%d naps ended by a non-NIC IRQ (first: IRQ %s)" % (
+                len(wrong), wrong[0]["wake_irq"]))
+        for t in self.totals:
+            if t["knaps"] != t["ok"] or t["kaborted"] != t["aborted"]:
+                self.fail("%s: kernel counted %d naps, %d aborted; the loop "
+                          "%d and %d" % (t["tag"], t["knaps"], t["kaborted"],
+                                         t["ok"], t["aborted"]))
+        for s in self.sections:
+            name = s.split(":")[0]
+            if name == "naps" and not any(t["tag"] == "naps"
+                                          for t in self.totals):
+                self.fail("naps: no total")
+        self._check_noise()
+        self._check_long()
+        self._check_fuzz()
+        for line in self.info.get("TRACE-LOST", []):
+            if line.strip() != "0":
+                self.info["trace_overrun"] = line.strip()
+
+    def _check_noise(self):
+        for line in self.info.get("NOISE", []):
+            d = self._kv(line)
+            if d.get("r") != "ok" or d.get("wake_irq") != d.get("rtc"):
+                self.fail("noise: nap %s, ended by IRQ %s, not the RTC's %s"
+                          % (d.get("r"), d.get("wake_irq"), d.get("rtc")))
+            elif d.get("naps") != "1":
+                self.fail("noise: %s naps instead of 1" % d.get("naps"))
+            elif int(d["nic_irqs"]) <= 0:
+                self.fail("noise: the NIC raised no interrupt")
+            elif not 0 < int(d["spurious"]) <= int(d["all_irqs"]) + \
+                    int(d["timer_irqs"]) + 1000 * self.smp:
+                # Every halt exit needs an interrupt: the spurious count
+                # is bounded by the interrupts counted over the window
+                # (device IRQs, local timer) plus IPIs (not counted here,
+                # bounded generously by 1000 per CPU).
+                self.fail("noise: spurious=%s does not fit %s device and "
+                          "%s timer interrupts" % (d["spurious"],
+                                                   d["all_irqs"],
+                                                   d["timer_irqs"]))
+        if any(s.startswith("noise:") for s in self.sections) and \
+                not self.info.get("NOISE"):
+            self.fail("noise: no result")
+
+    def _check_long(self):
+        secs = [int(s.split(":")[1]) for s in self.sections
+                if s.startswith("longnap:")]
+        if not secs:
+            return
+        if "long_woke" not in self.info:
+            self.fail("longnap: no wake reported")
+            return
+        want = secs[0]
+        d = self._kv(self.info["long_woke"])
+        start = self.info["long_guest_start"].split()
+        g_real0, g_mono0 = int(start[0]), float(start[1])
+        g_real1, g_mono1 = int(d["real"]), float(d["mono"])
+        host = self.info["long_host_end"] - self.info["long_host_start"]
+        nap = int(d["nap_ns"]) / 1e9
+        self.info["long"] = ("nap %.1f s (alarm %d s), guest monotonic "
+                             "+%.1f s, realtime +%d s, host +%.1f s, guest "
+                             "realtime - host %+.1f s, %s spurious" % (
+                                 nap, want, g_mono1 - g_mono0,
+                                 g_real1 - g_real0, host,
+                                 g_real1 - self.info["long_host_end"],
+                                 d["spurious"]))
+        if d["r"] != "ok" or d["wake_irq"] != d["rtc"]:
+            self.fail("longnap: %s, ended by IRQ %s, not the RTC" % (
+                d["r"], d["wake_irq"]))
+        # Correctness, not timing: a clock that stood still during the nap
+        # would be behind by the whole nap.  Bounds are half the nap.
+        if nap < want * 0.5:
+            self.fail("longnap: only %.1f s of a %d s alarm" % (nap, want))
+        if abs((g_mono1 - g_mono0) - host) > want * 0.5:
+            self.fail("longnap: monotonic +%.1f s vs host +%.1f s" % (
+                g_mono1 - g_mono0, host))
+        if abs(g_real1 - self.info["long_host_end"]) > max(5, want * 0.5):
+            self.fail("longnap: guest realtime off the host's by %+.1f s" % (
+                g_real1 - self.info["long_host_end"]))
+        fired = self.info.get("TIMER-FIRED")
+        if not fired:
+            self.fail("longnap: the timer due during the nap never fired")
+        elif float(fired[0]) < g_mono0 + want / 2 - 1:
+            self.fail("longnap: timer fired early at %s" % fired[0])
+
+    def _check_fuzz(self):
+        if not any(s.startswith("fuzz:") for s in self.sections):
+            return
+        lines = self.info.get("FUZZ", [])
+        tot = [self._kv(line) for line in lines if "violations=" in line]
+        if not tot:
+            self.fail("fuzz: no verdict")
+            return
+        d = tot[-1]
+        race = self._kv((self.info.get("FUZZ-RACE") or [""])[-1])
+        self.fuzz = {"writes": int(d["writes"]),
+                     "accepted": int(d["accepted"]),
+                     "rejected": int(d["rejected"]),
+                     "violations": int(d["violations"]),
+                     "race_writes": int(race.get("writes", 0))}
+        if self.fuzz["violations"]:
+            self.fail("fuzz: %d violations" % self.fuzz["violations"])
+
+    # -- reporting ---------------------------------------------------------
+    def summary(self):
+        ok = [n for n in self.naps if n["result"] == "ok"]
+        lat = [n["latency_ns"] / 1e6 for n in ok if n["latency_ns"]]
+        http = [r[3] * 1e3 for r in self.requests if r[4]]
+        return {
+            "label": self.label, "smp": self.smp,
+            "naps": len(ok),
+            "aborted": sum(1 for n in self.naps if n["result"] == "ab"),
+            "refused": sum(1 for n in self.naps if n["result"] == "rf"),
+            "requests": len(self.requests),
+            "lost": sum(1 for r in self.requests if not r[4]),
+            "warnings": self.info.get("warnings", 0),
+            "wake_p50_ms": pct(lat, 50), "wake_p90_ms": pct(lat, 90),
+            "wake_p99_ms": pct(lat, 99), "wake_max_ms": max(lat or [0]),
+            "http_p50_ms": pct(http, 50), "http_p99_ms": pct(http, 99),
+            "phases_hit": sum(1 for p in REQUIRED if self.phase_hits.get(p)),
+            "phases_missed": " ".join(p for p in REQUIRED
+                                      if not self.phase_hits.get(p)),
+            "fuzz_writes": self.fuzz.get("writes", 0) +
+            self.fuzz.get("race_writes", 0),
+            "duration_s": round(self.duration),
+            "result": "ok" if not self.failures else "FAILED",
+        }
+
+    def write_csv(self, outdir):
+        os.makedirs(outdir, exist_ok=True)
+        with open(os.path.join(outdir, self.label + "-naps.csv"), "w",
+                  newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["section", "attempt", "result", "wake_irq",
+                        "wake_latency_ns", "spurious"])
+            for n in self.naps:
+                w.writerow([n["section"], n["attempt"], n["result"],
+                            n["wake_irq"], n["latency_ns"], n["spurious"]])
+        with open(os.path.join(outdir, self.label + "-requests.csv"), "w",
+                  newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["section", "mode", "unix_time", "seconds",
+                        "answered"])
+            for r in self.requests:
+                w.writerow([r[0], r[1], "%.3f" % r[2], "%.4f" % r[3],
+                            int(r[4])])
+        with open(os.path.join(outdir, self.label + "-phases.csv"), "w",
+                  newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["phase", "description", "hits",
+                        "first_armed_irq_of_attempt", "required"])
+            for key, desc in PHASES:
+                w.writerow([key, desc, self.phase_hits.get(key, 0),
+                            self.phase_ended.get(key, 0),
+                            int(key in REQUIRED)])
+
+
+def fmt(v, nd=1):
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return ("%%.%df" % nd) % v
+    return str(v)
+
+
+def print_summary(boots, out=print):
+    cols = ["label", "smp", "naps", "aborted", "refused", "requests", "lost",
+            "warnings", "wake_p50_ms", "wake_p99_ms", "http_p50_ms",
+            "http_p99_ms", "phases_hit", "fuzz_writes", "duration_s",
+            "result"]
+    rows = [[fmt(b.summary()[c]) for c in cols] for b in boots]
+    width = [max(len(c), *(len(r[i]) for r in rows)) for i, c in
+             enumerate(cols)]
+    out("  ".join(c.rjust(width[i]) for i, c in enumerate(cols)))
+    for r in rows:
+        out("  ".join(v.rjust(width[i]) for i, v in enumerate(r)))
+    for b in boots:
+        if b.phase_hits:
+            out("phases hit by an armed NIC interrupt (%s): %s" % (
+                b.label, ", ".join("%s %d" % (k, b.phase_hits.get(k, 0))
+                                   for k, _ in PHASES)))
+            missed = b.summary()["phases_missed"]
+            if missed:
+                out("  not hit in this run: %s" % missed)
+        for key in ("NOISE", "HOTPLUG", "FUZZ", "FUZZ-RACE", "POLLIST"):
+            for line in b.info.get(key, []):
+                out("%s %s: %s" % (b.label, key.lower(), line))
+        if "long" in b.info:
+            out("%s long nap: %s" % (b.label, b.info["long"]))
+        if "trace_overrun" in b.info:
+            out("%s trace: %s events overrun" % (b.label,
+                                                 b.info["trace_overrun"]))
+        for f in b.failures:
+            out("%s FAILED: %s" % (b.label, f))
+
+
+def write_summary_csv(boots, path):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", newline="") as f:
+        rows = [b.summary() for b in boots]
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+
+
+def plan(naps, smps, short):
+    """The boots of a run: [(label, sections, smp, append)]."""
+    pol = "cpuidle_pollist.enable=1 virtio_net.pollist=1"
+    if short:
+        return [("smp2", ["naps:%d" % naps, "noise:5", "longnap:20",
+                          "hotplug:10", "fuzz:400:3"], 2, ""),
+                ("pollist", ["pollist:2", "naps:20"], 2, pol)]
+    boots = []
+    for smp in smps:
+        boots.append(("smp%d" % smp,
+                      ["naps:%d" % naps, "noise:10", "longnap:120",
+                       "hotplug:%d" % max(20, naps // 50),
+                       "fuzz:10000:4"], smp, ""))
+    boots.append(("pollist", ["pollist:20", "naps:%d" % max(50, naps // 10)],
+                  max(smps), pol))
+    return boots
+
+
+def t_stress_short():
+    """HOST_TESTS entry: the short form (150 naps, every check)."""
+    boots = []
+    for label, sections, smp, append in plan(150, [2], True):
+        b = Boot(label, sections, smp=smp, append=append, seed=7,
+                 timeout=1500)
+        b.run()
+        boots.append(b)
+    lines = []
+    print_summary(boots, lines.append)
+    fails = [f for b in boots for f in b.failures]
+    s = [b.summary() for b in boots]
+    detail = "%d naps, %d requests, %d lost, %d/%d phases hit, %d fuzz " \
+        "writes, %d s" % (sum(x["naps"] for x in s),
+                          sum(x["requests"] for x in s),
+                          sum(x["lost"] for x in s), s[0]["phases_hit"],
+                          len(REQUIRED), sum(x["fuzz_writes"] for x in s),
+                          sum(x["duration_s"] for x in s))
+    console = "\n".join(b.console for b in boots)
+    if fails:
+        return "failed", fails[0] + "; " + detail, console
+    return "passed", detail, console

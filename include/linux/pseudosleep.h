@@ -14,6 +14,7 @@
 
 struct device;
 struct device_attribute;
+struct sock;
 
 /* Where a nap is; written by the suspending task and the waking IRQ. */
 enum pseudosleep_phase {
@@ -67,6 +68,23 @@ static inline bool pseudosleep_quiet(void)
 	return READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_IDLE;
 }
 
+DECLARE_STATIC_KEY_FALSE(pseudosleep_task_key);
+void __pseudosleep_sock_readable(struct sock *sk);
+
+/**
+ * pseudosleep_sock_readable - a socket has something for user space
+ * @sk: the socket; called from sock_def_readable()
+ *
+ * With pseudosleep.wake_on=task, a connection to accept, data or a
+ * datagram for a user socket after an armed IRQ ends a nap.  Otherwise
+ * one patched-out branch.
+ */
+static inline void pseudosleep_sock_readable(struct sock *sk)
+{
+	if (static_branch_unlikely(&pseudosleep_task_key))
+		__pseudosleep_sock_readable(sk);
+}
+
 void pseudosleep_cpu_idle(void);
 void pseudosleep_cpu_enter(void);
 bool pseudosleep_cpu_deep_idle(void);
@@ -83,6 +101,7 @@ void pseudosleep_count_read_end(void);
 #else /* !CONFIG_PM_PSEUDOSLEEP */
 
 static inline void pseudosleep_note_irq(unsigned int irq) { }
+static inline void pseudosleep_sock_readable(struct sock *sk) { }
 static inline bool pseudosleep_cpu_napping(void) { return false; }
 static inline bool pseudosleep_quiet(void) { return false; }
 static inline void pseudosleep_cpu_idle(void) { }

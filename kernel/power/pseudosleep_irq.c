@@ -111,6 +111,7 @@ int pseudosleep_copy_armed(unsigned long *bits, unsigned int nbits)
 
 void pseudosleep_wake_reset(void)
 {
+	pseudosleep_task_reset();
 	atomic_set(&pseudosleep_woken_flag, 0);
 	WRITE_ONCE(pseudosleep_woken_irq, 0);
 }
@@ -211,8 +212,18 @@ void __pseudosleep_note_irq(unsigned int irq)
 	if (READ_ONCE(pseudosleep_report_armed) &&
 	    xchg(&pseudosleep_report_armed, 0))
 		irq_work_queue(&pseudosleep_event_work);
+	if (pseudosleep_wake_on_task()) {
+		pseudosleep_task_note_irq();	/* its work decides */
+		return;
+	}
 	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_IDLE)
 		pseudosleep_wake(irq);
+}
+
+/* wake_on=task: the work of an armed IRQ woke a frozen user task. */
+void pseudosleep_wake_on_work(void)
+{
+	pseudosleep_wake(READ_ONCE(pseudosleep_seen_irq));
 }
 
 static bool irq_usable(unsigned int irq)

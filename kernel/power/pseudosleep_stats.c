@@ -20,6 +20,7 @@ struct pseudosleep_stats {
 	u64 aborted_naps;
 	u64 last_wake_irq;
 	u64 spurious_wakeups;
+	u64 armed_irqs_slept;
 	u64 total_nap_ns;
 	u64 last_nap_ns;
 	u64 wake_latency_ns;
@@ -49,6 +50,7 @@ void pseudosleep_stats_nap(unsigned long wakeups)
 	stats.naps++;
 	stats.last_wake_irq = pseudosleep_wake_irq();
 	stats.spurious_wakeups = wakeups;
+	stats.armed_irqs_slept = pseudosleep_task_armed_irqs();
 	stats.last_nap_ns = span(t->kicked, t->woken);
 	stats.total_nap_ns += stats.last_nap_ns;
 	stats.wake_latency_ns = span(t->irq, t->end);
@@ -100,6 +102,7 @@ static struct stat_file stat_files[] = {
 	STAT_FILE(aborted_naps),
 	STAT_FILE(last_wake_irq),
 	STAT_FILE(spurious_wakeups),
+	STAT_FILE(armed_irqs_slept),
 	STAT_FILE(total_nap_ns),
 	STAT_FILE(last_nap_ns),
 	STAT_FILE(wake_latency_ns),

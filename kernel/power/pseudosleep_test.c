@@ -7,7 +7,9 @@
 
 #include <kunit/test.h>
 #include <linux/bitmap.h>
+#include <linux/delay.h>
 #include <linux/suspend.h>
+#include <net/sock.h>
 
 #include "power.h"
 #include "pseudosleep.h"
@@ -158,6 +160,74 @@ static void arm_and_record(struct kunit *test)
 }
 
 /*
+ * pseudosleep.wake_on=task: in the halt an armed IRQ only counts; data for
+ * a user socket after it ends the nap, for a kernel socket or before any
+ * armed IRQ it does not; during entry an armed IRQ still ends it.  The
+ * sockets are zeroed struct sock: only sk_kern_sock is read.
+ */
+static bool napping_after(int ms)
+{
+	while (ms-- > 0 && READ_ONCE(pseudosleep_phase) == PSEUDOSLEEP_NAPPING)
+		usleep_range(1000, 2000);
+	return READ_ONCE(pseudosleep_phase) == PSEUDOSLEEP_NAPPING;
+}
+
+static void wake_on_task(struct kunit *test)
+{
+	DECLARE_BITMAP(bits, NBITS);
+	DECLARE_BITMAP(saved, NBITS);
+	struct sock *user, *kern;
+
+	user = kunit_kzalloc(test, sizeof(*user), GFP_KERNEL);
+	kern = kunit_kzalloc(test, sizeof(*kern), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, user);
+	KUNIT_ASSERT_NOT_NULL(test, kern);
+	kern->sk_kern_sock = 1;
+	KUNIT_EXPECT_EQ(test, pseudosleep_set_wake_on("nap"), -EINVAL);
+	KUNIT_ASSERT_EQ(test, pseudosleep_set_wake_on("task\n"), 0);
+	KUNIT_EXPECT_TRUE(test, static_key_enabled(&pseudosleep_task_key));
+	pseudosleep_copy_armed(saved, NBITS);
+	bitmap_zero(bits, NBITS);
+	__set_bit(5, bits);
+	KUNIT_ASSERT_EQ(test, pseudosleep_arm(bits, NBITS), 0);
+
+	/* No armed IRQ yet: not the work of one. */
+	pseudosleep_wake_reset();
+	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_NAPPING);
+	pseudosleep_sock_readable(user);
+	KUNIT_EXPECT_TRUE(test, napping_after(20));
+
+	/* The armed IRQ is served, the CPUs halt again. */
+	note_irq(5);
+	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
+	KUNIT_EXPECT_EQ(test, pseudosleep_task_armed_irqs(), 1u);
+	KUNIT_EXPECT_TRUE(test, napping_after(20));
+
+	/* A kernel socket's data is not work for user space. */
+	pseudosleep_sock_readable(kern);
+	KUNIT_EXPECT_TRUE(test, napping_after(20));
+
+	/* A user socket's ends the nap, with the armed IRQ as its cause. */
+	pseudosleep_sock_readable(user);
+	KUNIT_EXPECT_FALSE(test, napping_after(1000));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(pseudosleep_phase),
+			PSEUDOSLEEP_RESUMING);
+	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), 5u);
+
+	/* During entry an armed IRQ ends the nap as with wake_on=irq. */
+	pseudosleep_wake_reset();
+	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_ENTERING);
+	note_irq(5);
+	KUNIT_EXPECT_TRUE(test, pseudosleep_woken());
+
+	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
+	pseudosleep_wake_reset();
+	KUNIT_EXPECT_EQ(test, pseudosleep_set_wake_on("irq"), 0);
+	KUNIT_EXPECT_FALSE(test, static_key_enabled(&pseudosleep_task_key));
+	pseudosleep_arm(saved, NBITS);
+}
+
+/*
  * An armed IRQ during the sync or the freeze (phase ENTERING) ends the
  * attempt before any device suspends: the freezer wiped the PM core's
  * record of it, the nap's own record is what is left.
@@ -217,6 +287,7 @@ static struct kunit_case pseudosleep_test_cases[] = {
 	KUNIT_CASE(parse_bool),
 	KUNIT_CASE(arm_and_record),
 	KUNIT_CASE(woken_during_entry),
+	KUNIT_CASE(wake_on_task),
 	KUNIT_CASE(state_tables),
 	{}
 };

@@ -520,6 +520,70 @@ def t_quiet_naps():
         console
 
 
+def t_wake_on_task():
+    """pseudosleep.wake_on=task with the NIC's receive IRQs armed: the host
+    re-resolves the guest's ARP entry, pings it and sends 3 s of LAN noise
+    while it naps, and the nap goes on; then an HTTP request ends it and
+    is answered."""
+    skip = bridge_or_skip()
+    if skip:
+        return skip
+    p = "/sys/module/pseudosleep/parameters/wake_on"
+    g = pslib.Guest("/usr/share/pseudosleep/nap-setup.sh nic && "
+                    "echo task > %s && echo WAKE-ON $(cat %s) && "
+                    "/usr/share/pseudosleep/nap-once.sh 1 && "
+                    "echo SLEPT $(cat /sys/power/pseudosleep/"
+                    "armed_irqs_slept)" % (p, p), net="bridge")
+    neigh, res, early, body = "", None, None, None
+    try:
+        irqs = g.wait_line(r"^NIC-IRQS (\S+)", 120)
+        mode = g.wait_line(r"^WAKE-ON (\S+)", 30)
+        napping = g.wait_line(r"^NAPPING 1", 30)
+        if napping:
+            time.sleep(1.0)
+            subprocess.run(netns.command(g.netns, [
+                "ip", "neigh", "flush", "dev", netns.BRIDGE]))
+            ping = subprocess.run(netns.command(g.netns, [
+                "ping", "-c", "2", "-W", "3", netns.GUEST_IP]),
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            neigh = subprocess.run(netns.command(g.netns, [
+                "ip", "neigh", "show", netns.GUEST_IP]),
+                stdout=subprocess.PIPE).stdout.decode().strip()
+            res = noise(g.netns, 20, 3)
+            early = g.wait_line(r"^NAP 1", 1.0)
+            with netns.inside(g.netns):
+                body, took = pslib.http_get(80, host=netns.GUEST_IP,
+                                            timeout=30)
+        nap = early or g.wait_line(r"^NAP 1 (\S+) wake_irq=(\S+)", 60)
+        slept = g.wait_line(r"^SLEPT (\d+)", 30)
+    finally:
+        rc = g.finish()
+        console = g.console()
+        g.cleanup()
+    if not (irqs and mode and napping):
+        return "failed", "guest setup incomplete (exit %d)" % rc, console
+    if mode.group(1) != "task":
+        return "failed", "wake_on reads %r" % mode.group(1), console
+    if early:
+        return "failed", "noise ended the nap: %s" % early.group(0), console
+    if ping.returncode:
+        return "failed", "ping during the nap failed (%s)" % neigh, console
+    miss = answered_all(res)
+    if miss:
+        return "failed", "unanswered during the nap: " + miss, console
+    if body is None or b"pseudosleep guest" not in body:
+        return "failed", "the request was lost", console
+    if not nap or nap.group(1) != "ok" or \
+            nap.group(2) not in irqs.group(1).split(","):
+        return "failed", "nap %s" % (nap.group(0) if nap else "missing"), \
+            console
+    return "passed", "%d frames of noise and %s armed IRQs slept through, " \
+        "ARP re-resolved, %d pings answered; the request woke it (IRQ %s) " \
+        "in %.0f ms" % (res["frames"], slept.group(1) if slept else "?",
+                        res["ping_answered"], nap.group(2), took * 1e3), \
+        console
+
+
 HOST_TESTS = [
     ("style: checkpatch --strict on our C files and hook patches",
      t_checkpatch),
@@ -543,6 +607,8 @@ HOST_TESTS = [
      t_bridge_network),
     ("pseudo: a napping kernel answers ARP, ping and SYN noise, RTC ends "
      "the nap", t_nap_answers_noise),
+    ("pseudo: wake_on=task sleeps through ARP, ping and noise; a request "
+     "wakes it", t_wake_on_task),
     ("pseudo: mem_sleep_default=pseudo selects it at boot",
      t_mem_sleep_default),
     ("pseudo: HTTP request through the NIC wakes an armed nap",

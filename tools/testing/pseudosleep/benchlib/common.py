@@ -67,11 +67,12 @@ naploop() {
 NAPD = os.environ.get("BENCH_NAPD", "napd")
 
 
-def napper(mode, ports, background=False):
-    """Guest shell that naps in `mode` whenever the ports are quiet: napd,
-    or the shell loop when napd fails (it then prints NAPD-FAILED)."""
+def napper(mode, ports, background=False, extra=""):
+    """Guest shell that naps in `mode` whenever the ports are quiet: napd
+    (with `extra` options), or the shell loop when napd fails (it then
+    prints NAPD-FAILED)."""
     s = r"""
-%(napd)s %(ports)s --idle-ms 50 --wake-dev eth0 --log --mode %(mode)s
+%(napd)s %(ports)s --idle-ms 50 --wake-dev eth0 --log --mode %(mode)s %(extra)s
 echo "NAPD-FAILED $?"
 nic=$(readlink -f /sys/class/net/eth0/device)
 if [ %(mode)s = pseudo ]; then
@@ -80,7 +81,7 @@ if [ %(mode)s = pseudo ]; then
 fi
 echo %(mode)s > /sys/power/mem_sleep
 naploop
-""" % {"napd": NAPD, "mode": mode,
+""" % {"napd": NAPD, "mode": mode, "extra": extra,
        "ports": " ".join("--port %d" % p for p in ports)}
     if background:
         return "(\n%s) &\n" % s

@@ -6,7 +6,10 @@ armed) while the host sends an HTTP GET every 2 s and the noise generator
 (tools/testing/pseudosleep/noise) sends ARP, broadcasts, multicast, IPv6
 NS, pings and SYNs/UDP to closed ports at 0, 10 and 100 frames per second.
 
-  irq   today's wake rule: any interrupt on an armed vector ends the nap
+  irq   pseudosleep.wake_on=irq: any interrupt on an armed vector ends
+        the nap (napd --wake-on irq)
+  task  pseudosleep.wake_on=task: only work for a frozen user task does;
+        napd counts TCP segments and UDP datagrams (napd --wake-on task)
 
 Per mode and rate: naps per minute, the fraction of the window asleep
 (total_nap_ns), naps beyond the requests sent (each request can end at most
@@ -24,12 +27,13 @@ import time
 from . import common as C
 
 RATES = (0, 10, 100)
-MODES = ("irq",)
+MODES = ("irq", "task")
 GAP_S = 2.0
 
 
 def guest_script(mode):
-    return "httpd -p 80 -h /www\n" + C.napper("pseudo", (80,))
+    return "httpd -p 80 -h /www\n" + C.napper("pseudo", (80,),
+                                              extra="--wake-on " + mode)
 
 
 def noise_start(ns, rate, secs):

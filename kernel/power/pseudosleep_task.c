@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Pseudo-sleep, wake on work: pseudosleep.wake_on=task.
+ *
+ * On a LAN the armed NIC vectors fire many times a second for frames the
+ * kernel handles on its own: ARP and neighbour solicitations are answered,
+ * pings echoed, a SYN to a closed port gets a RST, broadcasts for ports
+ * nobody bound are dropped.  With wake_on=task an armed IRQ that arrives
+ * while every CPU halts does not end the nap by itself.  The nap ends when
+ * its work is for user space: a connection ready to accept, data for an
+ * open socket, a datagram for a bound one.
+ *
+ * The frozen server does not wait on its socket: the freezer's fake signal
+ * took it out of accept() or poll() into the refrigerator, and it will
+ * restart the call after the thaw and find what arrived.  What marks work
+ * for user space is sock_def_readable(), the default sk_data_ready of TCP,
+ * UDP and packet sockets, which runs for each such event whether anyone
+ * waits or not; it calls pseudosleep_sock_readable().  That ends the nap
+ * when the nap is in its halt, an armed IRQ has arrived during it, and the
+ * socket is not a kernel socket.
+ *
+ * Before every CPU halts (sync, freeze, device suspend), armed IRQs end the
+ * nap as with wake_on=irq: tasks may not all be frozen yet, and a request
+ * must not wait for the next one.
+ */
+
+#define pr_fmt(fmt) "pseudosleep: " fmt
+
+#include <linux/atomic.h>
+#include <linux/init.h>
+#include <linux/irq_work.h>
+#include <linux/jump_label.h>
+#include <linux/moduleparam.h>
+#include <linux/string.h>
+#include <linux/suspend.h>
+#include <linux/sysfs.h>
+#include <net/sock.h>
+
+#include "pseudosleep.h"
+
+#undef MODULE_PARAM_PREFIX
+#define MODULE_PARAM_PREFIX "pseudosleep."
+
+enum { WAKE_ON_IRQ, WAKE_ON_TASK };
+
+static const char * const wake_on_names[] = {
+	[WAKE_ON_IRQ] = "irq",
+	[WAKE_ON_TASK] = "task",
+};
+
+static int wake_on = WAKE_ON_IRQ;
+DEFINE_STATIC_KEY_FALSE(pseudosleep_task_key);
+
+/* Armed IRQs served during the halt of the current nap (wake_on=task). */
+static atomic_t nap_armed_irqs;
+
+static void pseudosleep_task_fn(struct irq_work *work)
+{
+	pseudosleep_wake_on_work();
+}
+
+static DEFINE_IRQ_WORK(pseudosleep_task_work, pseudosleep_task_fn);
+
+/**
+ * pseudosleep_wake_on_task - does an armed IRQ leave the halt to its work
+ *
+ * Return: true with wake_on=task while every CPU halts.
+ */
+bool pseudosleep_wake_on_task(void)
+{
+	return READ_ONCE(wake_on) == WAKE_ON_TASK &&
+	       READ_ONCE(pseudosleep_phase) == PSEUDOSLEEP_NAPPING;
+}
+
+/* An armed IRQ arrived during the halt with wake_on=task: its work decides. */
+void pseudosleep_task_note_irq(void)
+{
+	atomic_inc(&nap_armed_irqs);
+}
+
+/* A nap starts: no armed IRQ has arrived during it yet. */
+void pseudosleep_task_reset(void)
+{
+	atomic_set(&nap_armed_irqs, 0);
+}
+
+/* Armed IRQs the last nap served while its CPUs halted (wake_on=task). */
+unsigned int pseudosleep_task_armed_irqs(void)
+{
+	return atomic_read(&nap_armed_irqs);
+}
+
+/**
+ * __pseudosleep_sock_readable - a socket has data for user space
+ * @sk: the socket
+ *
+ * Called from sock_def_readable() with wake_on=task, in any context and
+ * possibly under socket locks: the nap is ended from irq_work.
+ */
+void __pseudosleep_sock_readable(struct sock *sk)
+{
+	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_NAPPING ||
+	    sk->sk_kern_sock || !atomic_read(&nap_armed_irqs))
+		return;
+	irq_work_queue(&pseudosleep_task_work);
+}
+
+/**
+ * pseudosleep_set_wake_on - select what ends a nap once every CPU halts
+ * @val: "irq" or "task", with or without a trailing newline
+ *
+ * The mode changes only between naps (system_transition_mutex), together
+ * with the static key, so that try_to_wake_up() pays nothing with irq.
+ *
+ * Return: 0, or -EINVAL for anything else (nothing changes).
+ */
+int pseudosleep_set_wake_on(const char *val)
+{
+	unsigned int flags;
+	int mode;
+
+	mode = sysfs_match_string(wake_on_names, val);
+	if (mode < 0)
+		return -EINVAL;
+	flags = lock_system_sleep();
+	WRITE_ONCE(wake_on, mode);
+	if (mode == WAKE_ON_TASK)
+		static_branch_enable(&pseudosleep_task_key);
+	else
+		static_branch_disable(&pseudosleep_task_key);
+	unlock_system_sleep(flags);
+	return 0;
+}
+
+static int wake_on_set(const char *val, const struct kernel_param *kp)
+{
+	return pseudosleep_set_wake_on(val);
+}
+
+static int wake_on_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%s\n", wake_on_names[READ_ONCE(wake_on)]);
+}
+
+static const struct kernel_param_ops wake_on_ops = {
+	.set = wake_on_set,
+	.get = wake_on_get,
+};
+module_param_cb(wake_on, &wake_on_ops, NULL, 0644);
+MODULE_PARM_DESC(wake_on,
+		 "irq: an armed IRQ ends a nap (default); task: only when its work is for a user socket");

@@ -206,16 +206,21 @@ void __pseudosleep_note_irq(unsigned int irq)
 	if (!pseudosleep_irq_armed(irq))
 		return;
 	WRITE_ONCE(pseudosleep_seen_irq, irq);
+	/*
+	 * wake_on=task while the CPUs halt: the IRQ's work decides, and no
+	 * wakeup event may end the nap behind its back (pseudosleep_event_fn()
+	 * would, as the handshake's count was written before the nap).
+	 */
+	if (pseudosleep_wake_on_task()) {
+		pseudosleep_task_note_irq();
+		return;
+	}
 	if (!READ_ONCE(pseudosleep_irq_seen))
 		WRITE_ONCE(pseudosleep_irq_seen, 1);
 	smp_mb();	/* pairs with smp_mb() in pseudosleep_count_read_end() */
 	if (READ_ONCE(pseudosleep_report_armed) &&
 	    xchg(&pseudosleep_report_armed, 0))
 		irq_work_queue(&pseudosleep_event_work);
-	if (pseudosleep_wake_on_task()) {
-		pseudosleep_task_note_irq();	/* its work decides */
-		return;
-	}
 	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_IDLE)
 		pseudosleep_wake(irq);
 }

@@ -49,6 +49,15 @@ def create(name):
     _ip("netns", "add", name)
     try:
         n = ["-n", name]
+        # The host side sends nothing of its own (no IPv6 DAD or MLD):
+        # every frame the guest gets comes from a test.  /proc/sys/net
+        # shows the namespace of the thread that opens it.
+        with inside(name):
+            for conf in ("default", "all"):
+                path = "/proc/sys/net/ipv6/conf/%s/disable_ipv6" % conf
+                if os.path.exists(path):
+                    with open(path, "w") as f:
+                        f.write("1\n")
         _ip(*n, "link", "set", "lo", "up")
         _ip(*n, "link", "add", BRIDGE, "type", "bridge")
         # No STP and no forwarding delay: the tap forwards as soon as QEMU

@@ -397,6 +397,7 @@ struct unreg {
 	struct completion unregistered;	/* pollist_del() returned */
 	atomic_t polls;
 	bool released;
+	bool until_polled;	/* the poller retries until poll() ran */
 };
 
 static bool unreg_poll(struct pollist_entry *e)
@@ -416,8 +417,16 @@ static int unreg_poller(void *data)
 {
 	struct unreg *u = data;
 	struct pollist_session s;
+	int tries = 0;
 
-	pollist_poll(u->pl, 0, NSEC_PER_MSEC, &s);
+	/*
+	 * A kthread may be asked for its CPU before the walk reaches the
+	 * entry (need_resched() ends a pass): the first poller retries.
+	 */
+	do {
+		pollist_poll(u->pl, 0, NSEC_PER_MSEC, &s);
+		cond_resched();
+	} while (u->until_polled && !atomic_read(&u->polls) && ++tries < 1000);
 	complete(&u->polled);
 	return 0;
 }
@@ -447,6 +456,7 @@ static void pollist_test_unregister_while_polling(struct kunit *test)
 	init_completion(&u->unregistered);
 	KUNIT_ASSERT_EQ(test, pollist_add(u->pl, &u->entry), 0);
 
+	u->until_polled = true;
 	t = kthread_run(unreg_poller, u, "pollist-poller");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
 	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&u->inside, 10 * HZ), 0UL);
@@ -465,6 +475,7 @@ static void pollist_test_unregister_while_polling(struct kunit *test)
 	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&u->polled, 10 * HZ), 0UL);
 
 	/* Never polled again. */
+	u->until_polled = false;
 	polls = atomic_read(&u->polls);
 	reinit_completion(&u->polled);
 	t = kthread_run(unreg_poller, u, "pollist-poller");

@@ -179,6 +179,16 @@ static int parse_bool(const char *s, bool *out)
 	return -1;
 }
 
+/* The index of @arg in @names[@n] in @v: 0, or -1 if it is none of them. */
+static int name_index(const char *const *names, size_t n, const char *arg,
+		      unsigned long *v)
+{
+	for (*v = 0; *v < n; (*v)++)
+		if (!strcmp(arg, names[*v]))
+			return 0;
+	return -1;
+}
+
 /*
  * Apply one setting.  @pfx is "--" on the command line and "" in the
  * config file, so that messages name the setting as the user wrote it.
@@ -240,24 +250,19 @@ static int apply_opt(struct napd_opts *o, enum opt_id id, const char *pfx,
 		o->wake_dev = arg;
 		return 0;
 	case OPT_MODE:
-		for (v = 0; v < ARRAY_SIZE(mode_names); v++) {
-			if (!strcmp(arg, mode_names[v])) {
-				o->mode = v;
-				return 0;
-			}
-		}
-		return fail(err, errlen,
-			    "bad %smode '%s' (pseudo, s2idle or deep)", pfx,
-			    arg);
+		if (name_index(mode_names, ARRAY_SIZE(mode_names), arg, &v))
+			return fail(err, errlen,
+				    "bad %smode '%s' (pseudo, s2idle or deep)",
+				    pfx, arg);
+		o->mode = v;
+		return 0;
 	case OPT_WAKE_ON:
-		for (v = 0; v < ARRAY_SIZE(wake_on_names); v++) {
-			if (!strcmp(arg, wake_on_names[v])) {
-				o->wake_on = v;
-				return 0;
-			}
-		}
-		return fail(err, errlen,
-			    "bad %swake-on '%s' (auto, irq or task)", pfx, arg);
+		if (name_index(wake_on_names, ARRAY_SIZE(wake_on_names), arg, &v))
+			return fail(err, errlen,
+				    "bad %swake-on '%s' (auto, irq or task)",
+				    pfx, arg);
+		o->wake_on = v;
+		return 0;
 	case OPT_KEEP_AWAKE:
 		if (!*arg)
 			return fail(err, errlen, "empty %skeep-awake", pfx);

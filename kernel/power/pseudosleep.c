@@ -78,13 +78,18 @@ void pseudosleep_cpu_enter(void)
  * variants), the critical-timings and cpu_idle trace hooks and the RCU
  * idle state all stay the idle loop's own.  The idle loop calls it again
  * for as long as the nap lasts and no task is runnable, re-evaluating the
- * tick each time, so timers queued by the interrupts served meanwhile
- * still fire.
+ * tick each time.  The CPU's timers are deferred while it halts
+ * (pseudosleep_timers.c) and programmed again after each halt, so timers
+ * that came due run when an interrupt wakes the CPU anyway.
  */
 void pseudosleep_cpu_idle(void)
 {
 	pseudosleep_cpu_enter();
+	pseudosleep_timers_defer();
 	default_idle_call();
+	local_irq_disable();
+	pseudosleep_timers_restore();
+	local_irq_enable();
 	/* Still napping: an interrupt that is not armed woke us. */
 	if (pseudosleep_cpu_napping())
 		atomic_long_inc(&nap_wakeups);
@@ -192,6 +197,7 @@ static int pseudosleep_halt(void)
 	trace_suspend_resume(TPS("machine_suspend"), PM_SUSPEND_PSEUDO, true);
 	cpus_read_lock();
 	pseudosleep_times.kicked = now();
+	pseudosleep_timers_nap_start();
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_NAPPING);
 	smp_mb();	/* pairs with atomic_xchg() in pseudosleep_wake() */
 	if (pseudosleep_woken() || pm_wakeup_pending()) {
@@ -211,6 +217,7 @@ static int pseudosleep_halt(void)
 	 */
 	if (!error)
 		wake_up_all_idle_cpus();
+	pseudosleep_timers_nap_end();
 	cpus_read_unlock();
 	trace_suspend_resume(TPS("machine_suspend"), PM_SUSPEND_PSEUDO, false);
 	return error;

@@ -3,6 +3,7 @@
 #ifndef _KERNEL_POWER_PSEUDOSLEEP_H
 #define _KERNEL_POWER_PSEUDOSLEEP_H
 
+#include <linux/ktime.h>
 #include <linux/pseudosleep.h>
 #include <linux/types.h>
 
@@ -52,5 +53,13 @@ void pseudosleep_keep_unmark(void);
 void pseudosleep_stats_nap(unsigned long wakeups);
 void pseudosleep_stats_abort(void);
 int pseudosleep_stats_init(void);
+
+/* pseudosleep_timers.c */
+int pseudosleep_parse_defer_ms(const char *val, unsigned int *ms);
+ktime_t pseudosleep_defer_deadline(ktime_t now, ktime_t epoch, unsigned int ms);
+void pseudosleep_timers_nap_start(void);
+void pseudosleep_timers_defer(void);
+void pseudosleep_timers_restore(void);
+void pseudosleep_timers_nap_end(void);
 
 #endif /* _KERNEL_POWER_PSEUDOSLEEP_H */

@@ -281,10 +281,50 @@ static void state_tables(struct kunit *test)
 			   "pseudo");
 }
 
+/* pseudosleep.timer_defer_ms: decimal 0-5000, nothing else. */
+static void parse_defer_ms(struct kunit *test)
+{
+	static const char * const bad[] = { "", "-1", "4s", "0x10", " 5", "1.5", "on" };
+	unsigned int ms = 77;
+	size_t i;
+
+	KUNIT_EXPECT_EQ(test, pseudosleep_parse_defer_ms("0", &ms), 0);
+	KUNIT_EXPECT_EQ(test, ms, 0U);
+	KUNIT_EXPECT_EQ(test, pseudosleep_parse_defer_ms("5000\n", &ms), 0);
+	KUNIT_EXPECT_EQ(test, ms, 5000U);
+	KUNIT_EXPECT_EQ(test, pseudosleep_parse_defer_ms("5001", &ms), -ERANGE);
+	KUNIT_EXPECT_EQ(test, pseudosleep_parse_defer_ms("99999999999", &ms), -ERANGE);
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		KUNIT_EXPECT_EQ_MSG(test, pseudosleep_parse_defer_ms(bad[i], &ms),
+				    -EINVAL, "\"%s\"", bad[i]);
+	KUNIT_EXPECT_EQ(test, ms, 5000U);
+}
+
+/* Deadlines are the multiples of the period after the epoch, shared by all CPUs. */
+static void defer_deadline(struct kunit *test)
+{
+	ktime_t e = ms_to_ktime(1000);
+
+	KUNIT_EXPECT_EQ(test, pseudosleep_defer_deadline(e, e, 4000), ms_to_ktime(5000));
+	KUNIT_EXPECT_EQ(test, pseudosleep_defer_deadline(ms_to_ktime(4999), e, 4000),
+			ms_to_ktime(5000));
+	/* A deadline that has come starts the next period. */
+	KUNIT_EXPECT_EQ(test, pseudosleep_defer_deadline(ms_to_ktime(5000), e, 4000),
+			ms_to_ktime(9000));
+	KUNIT_EXPECT_EQ(test, pseudosleep_defer_deadline(ms_to_ktime(123456), e, 4000),
+			ms_to_ktime(125000));
+	/* Before the epoch (a CPU that read an old clock): the first period. */
+	KUNIT_EXPECT_EQ(test, pseudosleep_defer_deadline(ms_to_ktime(10), e, 4000),
+			ms_to_ktime(5000));
+	KUNIT_EXPECT_EQ(test, pseudosleep_defer_deadline(e, e, 1), ms_to_ktime(1001));
+}
+
 static struct kunit_case pseudosleep_test_cases[] = {
 	KUNIT_CASE(parse_irqs_good),
 	KUNIT_CASE(parse_irqs_bad),
 	KUNIT_CASE(parse_bool),
+	KUNIT_CASE(parse_defer_ms),
+	KUNIT_CASE(defer_deadline),
 	KUNIT_CASE(arm_and_record),
 	KUNIT_CASE(woken_during_entry),
 	KUNIT_CASE(wake_on_task),

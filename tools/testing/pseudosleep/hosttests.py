@@ -451,6 +451,60 @@ def t_nap_answers_noise():
             res["arp_answered"], res["ping_answered"], rtc.group(1)), console
 
 
+def t_arp_entry_through_long_nap():
+    """Through a 30 s nap armed on the RTC only, with the halted CPUs'
+    timers deferred (the default), the host's ARP entry for the guest
+    stays usable: the host's neighbour timers are cut to 2 s, so the entry
+    goes stale between pings and is confirmed again by a probe only the
+    napping kernel can answer; every ping is answered, the entry never
+    fails, and the RTC, not the traffic, ends the nap."""
+    skip = bridge_or_skip()
+    if skip:
+        return skip
+    g = pslib.Guest("/usr/share/pseudosleep/nap-setup.sh rtc && "
+                    "echo 0 > /sys/class/rtc/rtc0/wakealarm && "
+                    "echo +30 > /sys/class/rtc/rtc0/wakealarm && "
+                    "/usr/share/pseudosleep/nap-once.sh 1", net="bridge")
+    states, lost = [], 0
+    try:
+        rtc = g.wait_line(r"^RTC-IRQ (\d+)", 120)
+        napping = g.wait_line(r"^NAPPING 1", 60)
+        for key, val in (("base_reachable_time_ms", "2000"),
+                         ("delay_first_probe_time", "1")):
+            subprocess.run(netns.command(g.netns, [
+                "sysctl", "-qw", "net.ipv4.neigh.%s.%s=%s" % (netns.BRIDGE,
+                                                             key, val)]),
+                check=True)
+        for _ in range(6 if napping else 0):
+            time.sleep(3.0)
+            states.append(subprocess.run(netns.command(g.netns, [
+                "ip", "neigh", "show", netns.GUEST_IP]),
+                stdout=subprocess.PIPE).stdout.decode().split()[-1:])
+            ping = subprocess.run(netns.command(g.netns, [
+                "ping", "-c", "1", "-W", "3", netns.GUEST_IP]),
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            lost += ping.returncode != 0
+        nap = g.wait_line(r"^NAP 1 (\S+) wake_irq=(\S+)", 60)
+        g.wait_line("NAPS-DONE", 30)
+    finally:
+        rc = g.finish()
+        console = g.console()
+        g.cleanup()
+    seen = " ".join(x[0] if x else "none" for x in states)
+    if not (rtc and nap):
+        return "failed", "no nap reported (exit %d)" % rc, console
+    if nap.group(2) != rtc.group(1):
+        return "failed", "nap ended by IRQ %s, not the RTC's %s" % (
+            nap.group(2), rtc.group(1)), console
+    if lost or len(states) < 6 or any(x in seen for x in ("FAILED",
+                                                          "INCOMPLETE")):
+        return "failed", "%d of %d pings lost; host's entry: %s" % (
+            lost, len(states), seen), console
+    return "passed", "6 pings over %d s of nap answered; host's entry " \
+        "before each: %s; woken by RTC IRQ %s" % (
+            6 * 3, seen, rtc.group(1)), console
+
+
 def t_virtio_mem_nap():
     """Drivers see a nap as suspend-to-idle: virtio-mem with plugged memory
     refuses every suspend but s2idle (it cannot keep its state through
@@ -611,6 +665,8 @@ HOST_TESTS = [
      t_bridge_network),
     ("pseudo: a napping kernel answers ARP, ping and SYN noise, RTC ends "
      "the nap", t_nap_answers_noise),
+    ("pseudo: the host's ARP entry for the guest stays valid through a "
+     "30 s nap", t_arp_entry_through_long_nap),
     ("pseudo: wake_on=task sleeps through ARP, ping and noise; a request "
      "wakes it", t_wake_on_task),
     ("pseudo: mem_sleep_default=pseudo selects it at boot",

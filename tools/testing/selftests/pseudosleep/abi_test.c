@@ -243,6 +243,45 @@ TEST(deep_idle_param)
 	EXPECT_STREQ("0", got);
 }
 
+#define TIMER_DEFER "/sys/module/pseudosleep/parameters/timer_defer_ms"
+
+TEST(timer_defer_ms_param)
+{
+	static const char * const bad[] = {
+		"-1", "4s", "0x10", " 5", "1.5", "on", "4000 1", "\n",
+	};
+	static const char * const big[] = { "5001", "4294967296", "99999999999999" };
+	char saved[16], got[16];
+	struct stat st;
+	int i;
+
+	if (!ps_have_pseudosleep())
+		SKIP(return, "kernel without CONFIG_PM_PSEUDOSLEEP");
+	ASSERT_EQ(0, stat(TIMER_DEFER, &st));
+	EXPECT_EQ(0644, st.st_mode & 07777);
+	ASSERT_LT(0, ps_read(TIMER_DEFER, saved, sizeof(saved)));
+	ASSERT_EQ(0, ps_write(TIMER_DEFER, "0100\n"));
+	ASSERT_LT(0, ps_read(TIMER_DEFER, got, sizeof(got)));
+	EXPECT_STREQ("100", got);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		EXPECT_EQ(-EINVAL, ps_write(TIMER_DEFER, bad[i]))
+			TH_LOG("\"%s\" accepted", bad[i]);
+		ASSERT_LT(0, ps_read(TIMER_DEFER, got, sizeof(got)));
+		EXPECT_STREQ("100", got) TH_LOG("\"%s\" changed it", bad[i]);
+	}
+	for (i = 0; i < sizeof(big) / sizeof(big[0]); i++) {
+		EXPECT_EQ(-ERANGE, ps_write(TIMER_DEFER, big[i]))
+			TH_LOG("\"%s\" accepted", big[i]);
+		ASSERT_LT(0, ps_read(TIMER_DEFER, got, sizeof(got)));
+		EXPECT_STREQ("100", got) TH_LOG("\"%s\" changed it", big[i]);
+	}
+	ASSERT_EQ(0, ps_write(TIMER_DEFER, "5000"));
+	ASSERT_EQ(0, ps_write(TIMER_DEFER, "0"));
+	ASSERT_LT(0, ps_read(TIMER_DEFER, got, sizeof(got)));
+	EXPECT_STREQ("0", got);
+	ASSERT_EQ(0, ps_write(TIMER_DEFER, saved));
+}
+
 TEST(mem_sleep_pseudo)
 {
 	char saved[128], got[128], *cur, *end;

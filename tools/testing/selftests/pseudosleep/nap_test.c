@@ -149,10 +149,12 @@ static int wait_alarm(int rtc)
 	return 0;
 }
 
+#define TIMER_DEFER "/sys/module/pseudosleep/parameters/timer_defer_ms"
+
 TEST_F(nap, armed_rtc_alarm_ends_nap)
 {
 	long long naps, aborted, v;
-	char path[128];
+	char path[128], defer[16];
 	static const char * const phases[] = {
 		"entry_sync_ns", "entry_freeze_ns", "entry_suspend_devices_ns",
 		"entry_cpu_halt_ns", "exit_cpu_wake_ns",
@@ -164,8 +166,12 @@ TEST_F(nap, armed_rtc_alarm_ends_nap)
 	aborted = ps_read_num(PS_STATS "aborted_naps");
 	ASSERT_LE(0, naps);
 
+	/* Timers on time, so some interrupts come and are filtered. */
+	ASSERT_LT(0, ps_read(TIMER_DEFER, defer, sizeof(defer)));
+	ASSERT_EQ(0, ps_write(TIMER_DEFER, "0"));
 	ASSERT_EQ(0, set_alarm(self->rtc, 2));
-	ASSERT_EQ(0, ps_write(STATE, "mem"));
+	EXPECT_EQ(0, ps_write(STATE, "mem"));
+	ASSERT_EQ(0, ps_write(TIMER_DEFER, defer));
 
 	EXPECT_EQ(naps + 1, ps_read_num(PS_STATS "naps"));
 	EXPECT_EQ(aborted, ps_read_num(PS_STATS "aborted_naps"));
@@ -252,6 +258,38 @@ TEST_F(nap, deep_idle_nap_ends_on_armed_irq)
 	EXPECT_EQ(naps + 1, ps_read_num(PS_STATS "naps"));
 	EXPECT_EQ(self->rtc_irq, ps_read_num(PS_STATS "last_wake_irq"));
 	EXPECT_EQ(0, wait_alarm(self->rtc));
+}
+
+/* spurious_wakeups: the halted CPUs' wakeups in the last nap. */
+static long long quiet_nap_wakeups(int rtc, const char *defer_ms)
+{
+	if (ps_write(TIMER_DEFER, defer_ms) || set_alarm(rtc, 5) ||
+	    ps_write(STATE, "mem") || wait_alarm(rtc))
+		return -1;
+	return ps_read_num(PS_STATS "spurious_wakeups");
+}
+
+/*
+ * A quiet nap: with the halted CPUs' timers deferred (the default), the
+ * housekeeping timers that wake them with pseudosleep.timer_defer_ms=0
+ * wait for the deadline, and far fewer wakeups interrupt the nap.
+ */
+TEST_F(nap, deferred_timers_quiet_the_nap)
+{
+	const char *param = TIMER_DEFER;
+	long long plain, quiet;
+	char saved[16];
+
+	ASSERT_LT(0, ps_read(param, saved, sizeof(saved)));
+	plain = quiet_nap_wakeups(self->rtc, "0");
+	quiet = quiet_nap_wakeups(self->rtc, "4000");
+	ASSERT_EQ(0, ps_write(param, saved));
+	ASSERT_LE(0, plain);
+	ASSERT_LE(0, quiet);
+	TH_LOG("wakeups in a 5 s nap: %lld with timers deferred, %lld without",
+	       quiet, plain);
+	EXPECT_LT(quiet * 2, plain);
+	EXPECT_EQ(self->rtc_irq, ps_read_num(PS_STATS "last_wake_irq"));
 }
 
 /*

@@ -87,9 +87,7 @@ void pseudosleep_cpu_idle(void)
 	pseudosleep_cpu_enter();
 	pseudosleep_timers_defer();
 	default_idle_call();
-	local_irq_disable();
 	pseudosleep_timers_restore();
-	local_irq_enable();
 	/* Still napping: an interrupt that is not armed woke us. */
 	if (pseudosleep_cpu_napping())
 		atomic_long_inc(&nap_wakeups);

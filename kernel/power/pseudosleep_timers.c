@@ -26,13 +26,13 @@
 
 #include <linux/clocksource.h>
 #include <linux/hrtimer.h>
+#include <linux/irqflags.h>
 #include <linux/kernel.h>
 #include <linux/math64.h>
 #include <linux/ktime.h>
 #include <linux/moduleparam.h>
 #include <linux/nmi.h>
 #include <linux/percpu.h>
-#include <linux/sysfs.h>
 #include <linux/tick.h>
 
 #include "pseudosleep.h"
@@ -67,9 +67,9 @@ int pseudosleep_parse_defer_ms(const char *val, unsigned int *ms)
 	unsigned int v;
 	int ret;
 
-	ret = kstrtouint(val, 10, &v);
+	ret = kstrtouint(val, 10, &v);	/* -EINVAL or -ERANGE */
 	if (ret)
-		return ret == -ERANGE ? -ERANGE : -EINVAL;
+		return ret;
 	if (v > TIMER_DEFER_MS_MAX)
 		return -ERANGE;
 	*ms = v;
@@ -84,20 +84,15 @@ static int timer_defer_ms_set(const char *val, const struct kernel_param *kp)
 	ret = pseudosleep_parse_defer_ms(val, &v);
 	if (ret)
 		return ret;
-	WRITE_ONCE(timer_defer_ms, v);
+	WRITE_ONCE(*(unsigned int *)kp->arg, v);
 	return 0;
-}
-
-static int timer_defer_ms_get(char *buf, const struct kernel_param *kp)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(timer_defer_ms));
 }
 
 static const struct kernel_param_ops timer_defer_ms_ops = {
 	.set = timer_defer_ms_set,
-	.get = timer_defer_ms_get,
+	.get = param_get_uint,
 };
-module_param_cb(timer_defer_ms, &timer_defer_ms_ops, NULL, 0644);
+module_param_cb(timer_defer_ms, &timer_defer_ms_ops, &timer_defer_ms, 0644);
 MODULE_PARM_DESC(timer_defer_ms,
 		 "how long a napping CPU's timers may wait, 0-5000 ms (0: not at all; default 4000)");
 
@@ -166,16 +161,19 @@ void pseudosleep_timers_defer(void)
 /**
  * pseudosleep_timers_restore - program this CPU's first timer again
  *
- * Called with interrupts disabled after every halt of a napping CPU, so
- * the CPU never runs a task, nor idles after the nap, with its timers
- * deferred: they run now if they came due.
+ * Called after every halt of a napping CPU, with interrupts on, so the CPU
+ * never runs a task, nor idles after the nap, with its timers deferred:
+ * they run now if they came due.  Costs one per-CPU load when nothing
+ * was deferred.
  */
 void pseudosleep_timers_restore(void)
 {
-	if (!this_cpu_read(timers_deferred))
+	if (!raw_cpu_read(timers_deferred))
 		return;
+	local_irq_disable();
 	this_cpu_write(timers_deferred, false);
 	hrtimer_idle_defer(0);
+	local_irq_enable();
 }
 
 /**

@@ -399,6 +399,28 @@ def t_bridge_network():
             res.get("ping_rtt_ms_median", 0), res["rst"]), console
 
 
+def guest_neigh(ns):
+    """The host's neighbour entry for the guest, as `ip neigh show` says."""
+    return subprocess.run(netns.command(ns, [
+        "ip", "neigh", "show", netns.GUEST_IP]),
+        stdout=subprocess.PIPE).stdout.decode().strip()
+
+
+def ping_guest(ns, count):
+    """Ping the guest from the host's namespace; ping's exit status."""
+    return subprocess.run(netns.command(ns, [
+        "ping", "-c", str(count), "-W", "3", netns.GUEST_IP]),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+
+
+def reresolve_guest(ns):
+    """Forget the guest's address, then need it: only the guest's kernel
+    can answer the ARP request that follows.  (ping status, entry)."""
+    subprocess.run(netns.command(ns, ["ip", "neigh", "flush", "dev",
+                                      netns.BRIDGE]))
+    return ping_guest(ns, 2), guest_neigh(ns)
+
+
 def t_nap_answers_noise():
     """During a nap armed on the RTC only, with the NIC kept awake, the
     napping kernel answers ARP, ping and SYNs to closed ports from a noisy
@@ -416,16 +438,7 @@ def t_nap_answers_noise():
         rtc = g.wait_line(r"^RTC-IRQ (\d+)", 120)
         napping = g.wait_line(r"^NAPPING 1", 60)
         time.sleep(1.0)
-        # Forget the guest's address, then need it: only the napping
-        # kernel can answer the ARP request that follows.
-        subprocess.run(netns.command(g.netns, ["ip", "neigh", "flush", "dev",
-                                               netns.BRIDGE]))
-        ping = subprocess.run(netns.command(g.netns, [
-            "ping", "-c", "2", "-W", "3", netns.GUEST_IP]),
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        neigh = subprocess.run(netns.command(g.netns, [
-            "ip", "neigh", "show", netns.GUEST_IP]),
-            stdout=subprocess.PIPE).stdout.decode().strip()
+        ping, neigh = reresolve_guest(g.netns)
         res = noise(g.netns, 20, 3) if napping else None
         nap = g.wait_line(r"^NAP 1 (\S+) wake_irq=(\S+).* spurious=(\d+)",
                           60)
@@ -439,7 +452,7 @@ def t_nap_answers_noise():
     if nap.group(2) != rtc.group(1):
         return "failed", "nap ended by IRQ %s, not the RTC's %s" % (
             nap.group(2), rtc.group(1)), console
-    if ping.returncode:
+    if ping:
         return "failed", "ping during the nap failed; neighbour %r" % neigh, \
             console
     miss = answered_all(res)
@@ -477,13 +490,8 @@ def t_arp_entry_through_long_nap():
                 check=True)
         for _ in range(6 if napping else 0):
             time.sleep(3.0)
-            states.append(subprocess.run(netns.command(g.netns, [
-                "ip", "neigh", "show", netns.GUEST_IP]),
-                stdout=subprocess.PIPE).stdout.decode().split()[-1:])
-            ping = subprocess.run(netns.command(g.netns, [
-                "ping", "-c", "1", "-W", "3", netns.GUEST_IP]),
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            lost += ping.returncode != 0
+            states.append(guest_neigh(g.netns).split()[-1:])
+            lost += ping_guest(g.netns, 1) != 0
         nap = g.wait_line(r"^NAP 1 (\S+) wake_irq=(\S+)", 60)
         g.wait_line("NAPS-DONE", 30)
     finally:
@@ -599,14 +607,7 @@ def t_wake_on_task():
         napping = g.wait_line(r"^NAPPING 1", 30)
         if napping:
             time.sleep(1.0)
-            subprocess.run(netns.command(g.netns, [
-                "ip", "neigh", "flush", "dev", netns.BRIDGE]))
-            ping = subprocess.run(netns.command(g.netns, [
-                "ping", "-c", "2", "-W", "3", netns.GUEST_IP]),
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            neigh = subprocess.run(netns.command(g.netns, [
-                "ip", "neigh", "show", netns.GUEST_IP]),
-                stdout=subprocess.PIPE).stdout.decode().strip()
+            ping, neigh = reresolve_guest(g.netns)
             res = noise(g.netns, 20, 3)
             early = g.wait_line(r"^NAP 1", 1.0)
             with netns.inside(g.netns):
@@ -624,7 +625,7 @@ def t_wake_on_task():
         return "failed", "wake_on reads %r" % mode.group(1), console
     if early:
         return "failed", "noise ended the nap: %s" % early.group(0), console
-    if ping.returncode:
+    if ping:
         return "failed", "ping during the nap failed (%s)" % neigh, console
     miss = answered_all(res)
     if miss:

@@ -207,18 +207,28 @@ static const char *bool_words[][2] = {
 
 /* Expected result of a C-string input (the kernel sees the buffer up to
  * the first NUL); -1 for not a boolean. */
+/* The kernel's view of a write: the buffer up to the first NUL, less one
+ * trailing newline, copied to @out.  Its length, or -1 if it does not fit. */
+static long written_line(const char *in, size_t len, char *out, size_t size)
+{
+	size_t l = strnlen(in, len);
+
+	if (l >= size)
+		return -1;
+	memcpy(out, in, l);
+	out[l] = 0;
+	if (l && out[l - 1] == '\n')
+		out[--l] = 0;
+	return l;
+}
+
 static int bool_expect(const char *in, size_t len)
 {
 	char s[64];
-	size_t l = strnlen(in, len);
 	unsigned int i, j;
 
-	if (l >= sizeof(s))
+	if (written_line(in, len, s, sizeof(s)) < 0)
 		return -1;
-	memcpy(s, in, l);
-	s[l] = 0;
-	if (l && s[l - 1] == '\n')
-		s[--l] = 0;
 	for (i = 0; i < sizeof(bool_words) / sizeof(bool_words[0]); i++)
 		for (j = 0; j < 2; j++)
 			if (!strcmp(s, bool_words[i][j]))
@@ -231,17 +241,12 @@ static int bool_expect(const char *in, size_t len)
 static int kstrtouint_model(const char *in, size_t len, unsigned long *v)
 {
 	static char s[4200];
-	size_t l = strnlen(in, len);
 	unsigned long long x = 0;
 	unsigned int base = 10, d;
 	char *p;
 
-	if (l >= sizeof(s))
+	if (written_line(in, len, s, sizeof(s)) < 0)
 		return -1;
-	memcpy(s, in, l);
-	s[l] = 0;
-	if (l && s[l - 1] == '\n')
-		s[--l] = 0;
 	p = s;
 	if (*p == '+')
 		p++;

@@ -234,7 +234,7 @@ def run(ctx):
     C.write_csv(ctx.path("quiet_defer.csv"), defer_rows,
                 ["run", "defer_ms", "nap_s", "wakeups", "per_s", "irqs"])
     for d in DEFER_MS:
-        w = C.summary([q["per_s"] for q in defer_rows if q["defer_ms"] == d])
+        w = defer_summary(defer_rows, d, "per_s")
         C.say("  quiet nap, timer_defer_ms=%d: %s CPU wakeups/s "
               "(median of %d naps, %s..%s)" % (d, C.fmt(w["median"]), w["n"],
                                              C.fmt(w["min"]), C.fmt(w["max"])))
@@ -262,6 +262,11 @@ def device_summary(res, nap="nic", top=12):
     rows = [(k[0], k[1], k[2], C.median(list(v.values())))
             for k, v in per.items()]
     return sorted(rows, key=lambda x: -x[3])[:top], len(per)
+
+
+def defer_summary(rows, defer_ms, key):
+    """C.summary() of `key` over the quiet naps with this timer_defer_ms."""
+    return C.summary([q[key] for q in rows if q["defer_ms"] == defer_ms])
 
 
 def quiet_summary(res):
@@ -335,11 +340,10 @@ def report_md(res, figs, fig_md):
                    "mem`, entry and exit included.\n" % res["window"])
         trows = []
         for d in DEFER_MS:
-            sel = [q for q in defer if q["defer_ms"] == d]
-            w = C.summary([q["per_s"] for q in sel])
-            i = C.summary([q["irqs"] for q in sel])
+            w = defer_summary(defer, d, "per_s")
+            i = defer_summary(defer, d, "irqs")
             trows.append("| %d%s | %d | %s [%s..%s] | %s |" % (
-                d, " (default)" if d == 4000 else " (off)", len(sel),
+                d, " (default)" if d == 4000 else " (off)", w["n"],
                 C.fmt(w["median"]), C.fmt(w["min"]), C.fmt(w["max"]),
                 C.fmt(i["median"])))
         out.append("| timer_defer_ms | naps | CPU wakeups/s, median [min..max]"

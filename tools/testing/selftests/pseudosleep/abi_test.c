@@ -186,13 +186,28 @@ TEST(root_only_writes)
 						   WEXITSTATUS(status) - 10);
 }
 
+/* Each of @bad fails with @err and leaves @path reading @keep. */
+static void expect_each_rejected(struct __test_metadata *_metadata,
+				 const char *path, const char * const *bad,
+				 int n, int err, const char *keep)
+{
+	char got[64];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(err, ps_write(path, bad[i]))
+			TH_LOG("\"%s\" accepted", bad[i]);
+		ASSERT_LT(0, ps_read(path, got, sizeof(got)));
+		EXPECT_STREQ(keep, got) TH_LOG("\"%s\" changed it", bad[i]);
+	}
+}
+
 TEST(nosleep)
 {
 	static const char * const bad[] = {
 		"2", "10", "-1", "yellow", " ", "1 1", "on/off", "01", "truee",
 	};
 	char got[16];
-	int i;
 
 	if (!ps_have_pseudosleep())
 		SKIP(return, "kernel without CONFIG_PM_PSEUDOSLEEP");
@@ -201,12 +216,7 @@ TEST(nosleep)
 	ASSERT_EQ(0, ps_write(NOSLEEP, "1\n"));
 	ASSERT_LT(0, ps_read(NOSLEEP, got, sizeof(got)));
 	EXPECT_STREQ("1", got);
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		EXPECT_EQ(-EINVAL, ps_write(NOSLEEP, bad[i]))
-			TH_LOG("\"%s\" accepted", bad[i]);
-		ASSERT_LT(0, ps_read(NOSLEEP, got, sizeof(got)));
-		EXPECT_STREQ("1", got) TH_LOG("\"%s\" changed it", bad[i]);
-	}
+	expect_each_rejected(_metadata, NOSLEEP, bad, ARRAY_SIZE(bad), -EINVAL, "1");
 	ASSERT_EQ(0, ps_write(NOSLEEP, "off"));
 	ASSERT_LT(0, ps_read(NOSLEEP, got, sizeof(got)));
 	EXPECT_STREQ("0", got);
@@ -221,7 +231,6 @@ TEST(deep_idle_param)
 	};
 	struct stat st;
 	char got[16];
-	int i;
 
 	if (!ps_have_pseudosleep())
 		SKIP(return, "kernel without CONFIG_PM_PSEUDOSLEEP");
@@ -232,12 +241,7 @@ TEST(deep_idle_param)
 	ASSERT_EQ(0, ps_write(DEEP_IDLE, "1\n"));
 	ASSERT_LT(0, ps_read(DEEP_IDLE, got, sizeof(got)));
 	EXPECT_STREQ("1", got);
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		EXPECT_EQ(-EINVAL, ps_write(DEEP_IDLE, bad[i]))
-			TH_LOG("\"%s\" accepted", bad[i]);
-		ASSERT_LT(0, ps_read(DEEP_IDLE, got, sizeof(got)));
-		EXPECT_STREQ("1", got) TH_LOG("\"%s\" changed it", bad[i]);
-	}
+	expect_each_rejected(_metadata, DEEP_IDLE, bad, ARRAY_SIZE(bad), -EINVAL, "1");
 	ASSERT_EQ(0, ps_write(DEEP_IDLE, "n"));
 	ASSERT_LT(0, ps_read(DEEP_IDLE, got, sizeof(got)));
 	EXPECT_STREQ("0", got);
@@ -253,7 +257,6 @@ TEST(timer_defer_ms_param)
 	static const char * const big[] = { "5001", "4294967296", "99999999999999" };
 	char saved[16], got[16];
 	struct stat st;
-	int i;
 
 	if (!ps_have_pseudosleep())
 		SKIP(return, "kernel without CONFIG_PM_PSEUDOSLEEP");
@@ -263,18 +266,8 @@ TEST(timer_defer_ms_param)
 	ASSERT_EQ(0, ps_write(TIMER_DEFER, "0100\n"));
 	ASSERT_LT(0, ps_read(TIMER_DEFER, got, sizeof(got)));
 	EXPECT_STREQ("100", got);
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		EXPECT_EQ(-EINVAL, ps_write(TIMER_DEFER, bad[i]))
-			TH_LOG("\"%s\" accepted", bad[i]);
-		ASSERT_LT(0, ps_read(TIMER_DEFER, got, sizeof(got)));
-		EXPECT_STREQ("100", got) TH_LOG("\"%s\" changed it", bad[i]);
-	}
-	for (i = 0; i < sizeof(big) / sizeof(big[0]); i++) {
-		EXPECT_EQ(-ERANGE, ps_write(TIMER_DEFER, big[i]))
-			TH_LOG("\"%s\" accepted", big[i]);
-		ASSERT_LT(0, ps_read(TIMER_DEFER, got, sizeof(got)));
-		EXPECT_STREQ("100", got) TH_LOG("\"%s\" changed it", big[i]);
-	}
+	expect_each_rejected(_metadata, TIMER_DEFER, bad, ARRAY_SIZE(bad), -EINVAL, "100");
+	expect_each_rejected(_metadata, TIMER_DEFER, big, ARRAY_SIZE(big), -ERANGE, "100");
 	ASSERT_EQ(0, ps_write(TIMER_DEFER, "5000"));
 	ASSERT_EQ(0, ps_write(TIMER_DEFER, "0"));
 	ASSERT_LT(0, ps_read(TIMER_DEFER, got, sizeof(got)));

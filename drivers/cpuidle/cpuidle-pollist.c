@@ -147,17 +147,17 @@ int pollist_add(struct pollist *pl, struct pollist_entry *entry)
 }
 
 /**
- * pollist_del - take an entry off its sub-list and wait for the poller
+ * pollist_unlink - take an entry off its sub-list, without waiting
  * @pl: the list
  * @entry: the entry; nothing happens if it is not registered
  *
- * On return no CPU runs or will run the entry's callbacks.  Sleeps.
+ * A poller may still run the entry's callbacks until synchronize_srcu() on
+ * @pl->srcu returns; until then the entry must not be freed or added again.
  */
-void pollist_del(struct pollist *pl, struct pollist_entry *entry)
+void pollist_unlink(struct pollist *pl, struct pollist_entry *entry)
 {
 	struct pollist_sub *sub = entry->sub;
 
-	might_sleep();
 	if (!sub)
 		return;
 
@@ -166,10 +166,24 @@ void pollist_del(struct pollist *pl, struct pollist_entry *entry)
 	WRITE_ONCE(sub->count, sub->count - 1);
 	spin_unlock(&sub->lock);
 	atomic_dec(&pl->nr_entries);
+	entry->sub = NULL;
+}
 
+/**
+ * pollist_del - take an entry off its sub-list and wait for the poller
+ * @pl: the list
+ * @entry: the entry; nothing happens if it is not registered
+ *
+ * On return no CPU runs or will run the entry's callbacks.  Sleeps.
+ */
+void pollist_del(struct pollist *pl, struct pollist_entry *entry)
+{
+	might_sleep();
+	if (!entry->sub)
+		return;
+	pollist_unlink(pl, entry);
 	/* A poller may still be looking at the entry: wait until it leaves. */
 	synchronize_srcu(&pl->srcu);
-	entry->sub = NULL;
 }
 
 /**
@@ -700,6 +714,44 @@ void pollist_unregister(struct pollist_entry *entry)
 	pollist_del(&pollist_global, entry);
 }
 EXPORT_SYMBOL_GPL(pollist_unregister);
+
+/**
+ * pollist_unregister_nosync - stop polling an entry, without waiting
+ * @entry: an entry given to pollist_register(), or one that never was
+ *	(then nothing happens)
+ *
+ * For a driver that unregisters many entries at once: unlink each with
+ * this, then wait once with pollist_synchronize().  Until that returns a
+ * CPU may still run @entry's callbacks, and @entry must not be freed or
+ * registered again.
+ *
+ * Context: process context.
+ */
+void pollist_unregister_nosync(struct pollist_entry *entry)
+{
+	pollist_unlink(&pollist_global, entry);
+}
+EXPORT_SYMBOL_GPL(pollist_unregister_nosync);
+
+/**
+ * pollist_synchronize - wait for the poll callbacks in progress
+ *
+ * On return every call of a @poll or @complete callback that started
+ * before has returned.  A driver whose @poll first checks that it owns
+ * the device state it reads (NAPI not scheduled, hence not disabled)
+ * calls this after taking that state away and before freeing it: a ring
+ * resize or reset with NAPI disabled.  Also completes
+ * pollist_unregister_nosync().
+ *
+ * Context: process context, sleeps (an SRCU grace period) unless the
+ * pollist driver is not running.
+ */
+void pollist_synchronize(void)
+{
+	if (pollist_active())
+		synchronize_srcu(&pollist_global.srcu);
+}
+EXPORT_SYMBOL_GPL(pollist_synchronize);
 
 /* ------------------------------------------------------------------------
  * Statistics: /sys/kernel/debug/pollist/

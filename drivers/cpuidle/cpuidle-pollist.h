@@ -97,6 +97,7 @@ int pollist_init_list(struct pollist *pl, unsigned int nr_subs);
 void pollist_free_list(struct pollist *pl);
 unsigned int pollist_pick_sub(struct pollist *pl);
 int pollist_add(struct pollist *pl, struct pollist_entry *entry);
+void pollist_unlink(struct pollist *pl, struct pollist_entry *entry);
 void pollist_del(struct pollist *pl, struct pollist_entry *entry);
 bool pollist_try_own(struct pollist *pl, int cpu);
 void pollist_release(struct pollist *pl, int cpu);

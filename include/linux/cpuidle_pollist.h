@@ -22,7 +22,10 @@ struct pollist_sub;
  *	must not sleep, must not change state and must be safe to call at
  *	any time between pollist_register() and the return of
  *	pollist_unregister(), also concurrently with the device's own
- *	interrupt handler running on another CPU.
+ *	interrupt handler running on another CPU.  State it reads that the
+ *	driver frees meanwhile (a ring being resized) must be guarded by a
+ *	check @poll makes first, and pollist_synchronize() between the
+ *	driver's change of that check and the free.
  * @complete: run on the polling CPU when @poll returned true, with bottom
  *	halves disabled, so that a softirq it raises (napi_schedule()) runs
  *	as soon as it returns.  Same context rules as @poll, but it may
@@ -48,6 +51,8 @@ struct pollist_entry {
 
 int pollist_register(struct pollist_entry *entry);
 void pollist_unregister(struct pollist_entry *entry);
+void pollist_unregister_nosync(struct pollist_entry *entry);
+void pollist_synchronize(void);
 bool pollist_active(void);
 
 #else /* !CONFIG_CPUIDLE_POLLIST */
@@ -58,6 +63,14 @@ static inline int pollist_register(struct pollist_entry *entry)
 }
 
 static inline void pollist_unregister(struct pollist_entry *entry)
+{
+}
+
+static inline void pollist_unregister_nosync(struct pollist_entry *entry)
+{
+}
+
+static inline void pollist_synchronize(void)
 {
 }
 

@@ -57,13 +57,14 @@ static inline bool pseudosleep_cpu_napping(void)
 }
 
 /**
- * pseudosleep_quiet - true from the start to the end of a nap attempt
+ * pseudosleep_in_progress - true from the start to the end of a nap attempt
  *
  * The PM core's messages printed at every system sleep transition become
  * debug messages then (pm_sleep_pr_info()): a server may nap many times a
- * second.
+ * second.  Drivers that treat a press or an alarm during a suspend as the
+ * event that woke the machine read it too: a nap is invisible to the user.
  */
-static inline bool pseudosleep_quiet(void)
+static inline bool pseudosleep_in_progress(void)
 {
 	return READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_IDLE;
 }
@@ -97,13 +98,27 @@ void pseudosleep_end(suspend_state_t state, int error);
 bool pseudosleep_irq_kept(unsigned int irq);
 void pseudosleep_count_read_begin(void);
 void pseudosleep_count_read_end(void);
+void pseudosleep_system_wakeup(void);
+
+/**
+ * pseudosleep_alarm_fired - an alarm timer came due
+ *
+ * Called by alarmtimer_fired().  An alarm (CLOCK_BOOTTIME_ALARM,
+ * CLOCK_REALTIME_ALARM) that comes due during a nap ends it, as it ends a
+ * suspend: it is how user space schedules a wakeup.  Outside a nap one load.
+ */
+static inline void pseudosleep_alarm_fired(void)
+{
+	if (pseudosleep_in_progress())
+		pm_system_wakeup();
+}
 
 #else /* !CONFIG_PM_PSEUDOSLEEP */
 
 static inline void pseudosleep_note_irq(unsigned int irq) { }
 static inline void pseudosleep_sock_readable(struct sock *sk) { }
 static inline bool pseudosleep_cpu_napping(void) { return false; }
-static inline bool pseudosleep_quiet(void) { return false; }
+static inline bool pseudosleep_in_progress(void) { return false; }
 static inline void pseudosleep_cpu_idle(void) { }
 static inline void pseudosleep_cpu_enter(void) { }
 static inline bool pseudosleep_cpu_deep_idle(void) { return false; }
@@ -115,6 +130,8 @@ static inline void pseudosleep_end(suspend_state_t state, int error) { }
 static inline bool pseudosleep_irq_kept(unsigned int irq) { return false; }
 static inline void pseudosleep_count_read_begin(void) { }
 static inline void pseudosleep_count_read_end(void) { }
+static inline void pseudosleep_system_wakeup(void) { }
+static inline void pseudosleep_alarm_fired(void) { }
 
 #endif /* CONFIG_PM_PSEUDOSLEEP */
 

@@ -260,6 +260,7 @@ int pseudosleep_devices_and_enter(void)
 	error = pseudosleep_keep_mark();
 	if (error)
 		goto out;
+	pseudosleep_sci_wake_arm();
 
 	/*
 	 * suspend_console() stops printing because console drivers must not
@@ -294,6 +295,7 @@ resume_devices:
 		trace_suspend_resume(TPS("resume_console"), PM_SUSPEND_PSEUDO,
 				     false);
 	}
+	pseudosleep_sci_wake_disarm();
 	pseudosleep_keep_unmark();
 out:
 	pseudosleep_times.resumed = now();
@@ -352,7 +354,7 @@ void pm_sleep_printk(int level, const char *fmt, ...)
 	va_start(args, fmt);
 	vaf.fmt = fmt;
 	vaf.va = &args;
-	if (pseudosleep_quiet())
+	if (pseudosleep_in_progress())
 		pm_pr_dbg("%pV", &vaf);
 	else if (level == LOGLEVEL_NOTICE)
 		pr_notice("%pV", &vaf);

@@ -31,6 +31,8 @@ int pseudosleep_arm(const unsigned long *bits, unsigned int nbits);
 int pseudosleep_copy_armed(unsigned long *bits, unsigned int nbits);
 void pseudosleep_wake_reset(void);
 bool pseudosleep_woken(void);
+void pseudosleep_sci_wake_arm(void);
+void pseudosleep_sci_wake_disarm(void);
 unsigned int pseudosleep_wake_irq(void);
 int pseudosleep_irq_init(void);
 extern struct swait_queue_head pseudosleep_wait;

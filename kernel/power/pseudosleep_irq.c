@@ -13,6 +13,7 @@
 
 #define pr_fmt(fmt) "pseudosleep: " fmt
 
+#include <linux/acpi.h>
 #include <linux/bitmap.h>
 #include <linux/cpu.h>
 #include <linux/interrupt.h>
@@ -132,18 +133,72 @@ unsigned int pseudosleep_wake_irq(void)
  * other CPUs out of their halt loop.  Runs in hard IRQ context under the
  * irq_desc lock, so only raw locks and O(1) work below.
  */
+static void pseudosleep_end_halt(void)
+{
+	if (cmpxchg(&pseudosleep_phase, PSEUDOSLEEP_NAPPING,
+		    PSEUDOSLEEP_RESUMING) == PSEUDOSLEEP_NAPPING) {
+		swake_up_one(&pseudosleep_wait);
+	}
+}
+
 static void pseudosleep_wake(unsigned int irq)
 {
 	if (atomic_xchg(&pseudosleep_woken_flag, 1))
 		return;
 	pseudosleep_times.irq = ktime_get_mono_fast_ns();
 	WRITE_ONCE(pseudosleep_woken_irq, irq);
+	/* Calls pseudosleep_system_wakeup(), which finds the nap woken. */
 	pm_system_irq_wakeup(irq);
-	if (cmpxchg(&pseudosleep_phase, PSEUDOSLEEP_NAPPING,
-		    PSEUDOSLEEP_RESUMING) == PSEUDOSLEEP_NAPPING) {
-		swake_up_one(&pseudosleep_wait);
-	}
+	pseudosleep_end_halt();
 }
+
+/**
+ * pseudosleep_system_wakeup - a system wakeup event ends the nap
+ *
+ * Called by s2idle_wake(), that is by pm_system_wakeup(): for an IRQ armed
+ * with enable_irq_wake() that fires while device IRQs are suspended
+ * (irq_pm_check_wakeup()), the ACPI SCI among them during a nap, for an
+ * alarm timer coming due, and for pm_wakeup_hard_event().  What ends a
+ * suspend to idle ends a nap too, in whichever phase it is.  The IRQ that
+ * genirq disabled is enabled again, and its interrupt replayed, by
+ * resume_device_irqs() as after any suspend.  Any context; raw locks only.
+ */
+void pseudosleep_system_wakeup(void)
+{
+	if (!pseudosleep_in_progress() ||
+	    atomic_xchg(&pseudosleep_woken_flag, 1))
+		return;
+	pseudosleep_times.irq = ktime_get_mono_fast_ns();
+	WRITE_ONCE(pseudosleep_woken_irq, pm_wakeup_irq());
+	pseudosleep_end_halt();
+}
+
+#ifdef CONFIG_ACPI
+/*
+ * The ACPI SCI carries the power button, lid, thermal and embedded
+ * controller events.  A suspend to idle arms it for wakeup in the platform
+ * hooks a nap does not call; a nap arms it the same way, so that such an
+ * event ends the nap and is then handled as usual instead of waiting,
+ * suspended, for the next request.
+ */
+static bool sci_wake_armed;
+
+void pseudosleep_sci_wake_arm(void)
+{
+	if (acpi_sci_irq_valid() && !enable_irq_wake(acpi_sci_irq))
+		sci_wake_armed = true;
+}
+
+void pseudosleep_sci_wake_disarm(void)
+{
+	if (sci_wake_armed)
+		disable_irq_wake(acpi_sci_irq);
+	sci_wake_armed = false;
+}
+#else
+void pseudosleep_sci_wake_arm(void) { }
+void pseudosleep_sci_wake_disarm(void) { }
+#endif
 
 /*
  * The wakeup event for the wakeup_count handshake is reported from irq_work:

@@ -643,6 +643,55 @@ def t_wake_on_task():
         console
 
 
+def t_power_button_ends_nap():
+    """A power-button press (QMP system_powerdown) during a NIC-armed nap
+    ends it through the ACPI SCI, armed for wakeup as in suspend to idle,
+    and then acts as a press: KEY_POWER reaches user space.  A second press
+    afterwards shows the SCI that genirq disabled for the wakeup was
+    enabled again.  The RTC alarm, 60 s away, is only a backstop."""
+    g = pslib.Guest("sh /usr/share/pseudosleep/button-nap.sh", qmp=True,
+                    timeout=300)
+    try:
+        sci = g.wait_line(r"^SCI-IRQ (\d+)", 120)
+        napping = g.wait_line(r"^(NAPPING|BUTTON-ERROR.*)$", 60)
+        nap = keys1 = keys2 = count = None
+        if napping and napping.group(1) == "NAPPING":
+            # Past the entry, well inside the halt: then press.
+            time.sleep(3)
+            pslib.qmp(g.qmp_path, "system_powerdown")
+            nap = g.wait_line(r"^NAP (\S+) wake_irq=(\d+) nap_ns=(\d+)", 120)
+            keys1 = g.wait_line(r"^KEYS (\d+)", 60)
+            if g.wait_line(r"^AWAKE", 30):
+                pslib.qmp(g.qmp_path, "system_powerdown")
+                keys2 = g.wait_line(r"^KEYS (\d+)", 60)
+                count = g.wait_line(r"^SCI-COUNT (\d+) (\d+)", 30)
+    finally:
+        rc = g.finish()
+        console = g.console()
+        g.cleanup()
+    if not sci or not napping or napping.group(1) != "NAPPING":
+        return "failed", "no nap set up (%s, exit %d)" % (
+            napping.group(1) if napping else "no output", rc), console
+    if not nap:
+        return "failed", "the nap did not end (exit %d)" % rc, console
+    if nap.group(1) != "ok" or nap.group(2) != sci.group(1):
+        return "failed", "nap %s, ended by IRQ %s, not the SCI (%s) after " \
+            "%.1f s" % (nap.group(1), nap.group(2), sci.group(1),
+                        int(nap.group(3)) / 1e9), console
+    if not keys1 or keys1.group(1) != "1":
+        return "failed", "the press that ended the nap was not reported " \
+            "(KEY_POWER %s)" % (keys1.group(1) if keys1 else "none"), console
+    if not keys2 or keys2.group(1) != "2" or not count or \
+            int(count.group(2)) <= int(count.group(1)):
+        return "failed", "a press after the nap was lost (KEY_POWER %s, " \
+            "SCI %s): the SCI stayed disabled" % (
+                keys2.group(1) if keys2 else "none",
+                count.group(0) if count else "?"), console
+    return "passed", "nap ended by the SCI (IRQ %s) after %.1f s, both " \
+        "presses reported as KEY_POWER" % (sci.group(1),
+                                           int(nap.group(3)) / 1e9), console
+
+
 HOST_TESTS = [
     ("style: checkpatch --strict on our C files and hook patches",
      t_checkpatch),
@@ -678,6 +727,8 @@ HOST_TESTS = [
      t_pseudo_unarmed_nic),
     ("pseudo: a 20 s nap raises no RCU stall, soft lockup or hung task",
      t_long_nap),
+    ("pseudo: a power-button press ends a nap and is reported as a press",
+     t_power_button_ends_nap),
     ("pseudo: drivers see a nap as s2idle (virtio-mem lets it through)",
      t_virtio_mem_nap),
     ("pseudo: naps are quiet on the console", t_quiet_naps),

@@ -233,7 +233,8 @@ class Boot:
     """One guest boot running stress.sh SECTIONS, driven from the host."""
 
     def __init__(self, label, sections, smp=2, append="", seed=1,
-                 timeout=3600, gap_ms=400, logdir=None):
+                 timeout=3600, gap_ms=400, logdir=None, pcap=None):
+        self.pcap = pcap
         self.label, self.sections, self.smp = label, sections, smp
         self.append, self.seed, self.timeout = append, seed, timeout
         self.gap_ms, self.logdir = gap_ms, logdir
@@ -259,9 +260,13 @@ class Boot:
         fuzz_bin = os.path.join(tmp, "stress-fuzz")
         build_fuzzer(fuzz_bin)
         cmd = "sh %s %s" % (GUEST, " ".join(self.sections))
+        extra = ["--mem", "1024M"]
+        if self.pcap:
+            # The frames between QEMU's network backend and the NIC.
+            extra += ["--qemu-arg=-object", "--qemu-arg=filter-dump,id=fd0,"
+                      "netdev=n0,file=%s" % self.pcap]
         g = pslib.Guest(cmd, fwd=["%d:80" % port], append=self.append,
-                        smp=self.smp, timeout=self.timeout,
-                        extra=("--mem", "1024M"))
+                        smp=self.smp, timeout=self.timeout, extra=extra)
         shutil.copy(fuzz_bin, os.path.join(g.share, "stress-fuzz"))
         shutil.rmtree(tmp, ignore_errors=True)
         longest = max([int(s.split(":")[1]) for s in self.sections

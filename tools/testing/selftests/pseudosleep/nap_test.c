@@ -13,7 +13,9 @@
 #include <linux/rtc.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/ioctl.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -258,6 +260,36 @@ TEST_F(nap, deep_idle_nap_ends_on_armed_irq)
 	EXPECT_EQ(naps + 1, ps_read_num(PS_STATS "naps"));
 	EXPECT_EQ(self->rtc_irq, ps_read_num(PS_STATS "last_wake_irq"));
 	EXPECT_EQ(0, wait_alarm(self->rtc));
+}
+
+/*
+ * An alarm timer that comes due during a nap ends it, as it ends a suspend,
+ * although the RTC is armed and so kept awake, with the alarmtimer device
+ * below it: nothing programs the RTC for the alarm.  The RTC alarm a minute
+ * away is only a backstop; it must not be what ends the nap.
+ */
+TEST_F(nap, boottime_alarm_ends_nap)
+{
+	struct itimerspec its = { .it_value.tv_sec = 2 };
+	long long naps;
+	uint64_t n = 0;
+	int tfd;
+
+	tfd = timerfd_create(CLOCK_BOOTTIME_ALARM, TFD_NONBLOCK);
+	if (tfd < 0 && (errno == EOPNOTSUPP || errno == EINVAL))
+		SKIP(return, "no alarm timers (no RTC for them)");
+	ASSERT_LE(0, tfd);
+	naps = ps_read_num(PS_STATS "naps");
+	ASSERT_EQ(0, set_alarm(self->rtc, 60));
+	ASSERT_EQ(0, timerfd_settime(tfd, 0, &its, NULL));
+	EXPECT_EQ(0, ps_write(STATE, "mem"));
+	EXPECT_EQ(naps + 1, ps_read_num(PS_STATS "naps"));
+	EXPECT_NE(self->rtc_irq, ps_read_num(PS_STATS "last_wake_irq"))
+		TH_LOG("the backstop RTC alarm ended the nap after %lld ms",
+		       ps_read_num(PS_STATS "last_nap_ns") / 1000000);
+	EXPECT_EQ(sizeof(n), read(tfd, &n, sizeof(n)));
+	EXPECT_EQ(1, n);
+	close(tfd);
 }
 
 /* spurious_wakeups: the halted CPUs' wakeups in the last nap. */

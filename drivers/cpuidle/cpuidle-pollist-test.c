@@ -398,6 +398,7 @@ struct unreg {
 	atomic_t polls;
 	bool released;
 	bool until_polled;	/* the poller retries until poll() ran */
+	bool nosync;		/* unlink, then wait for the pollers */
 };
 
 static bool unreg_poll(struct pollist_entry *e)
@@ -435,18 +436,25 @@ static int unreg_remover(void *data)
 {
 	struct unreg *u = data;
 
-	pollist_del(u->pl, &u->entry);
+	if (u->nosync) {
+		/* pollist_unregister_nosync() + pollist_synchronize() */
+		pollist_unlink(u->pl, &u->entry);
+		synchronize_srcu(&u->pl->srcu);
+	} else {
+		pollist_del(u->pl, &u->entry);
+	}
 	complete(&u->unregistered);
 	return 0;
 }
 
-static void pollist_test_unregister_while_polling(struct kunit *test)
+static void unregister_while_polling(struct kunit *test, bool nosync)
 {
 	struct unreg *u = kunit_kzalloc(test, sizeof(*u), GFP_KERNEL);
 	struct task_struct *t;
 	int polls;
 
 	KUNIT_ASSERT_NOT_NULL(test, u);
+	u->nosync = nosync;
 	u->pl = new_list(test, 2);
 	u->entry.poll = unreg_poll;
 	u->entry.complete = race_complete;
@@ -484,6 +492,20 @@ static void pollist_test_unregister_while_polling(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&u->polls), polls);
 
 	pollist_free_list(u->pl);
+}
+
+static void pollist_test_unregister_while_polling(struct kunit *test)
+{
+	unregister_while_polling(test, false);
+}
+
+/*
+ * The batched form a driver with many entries uses: unlink without
+ * waiting, then one grace period, which still waits for the poller.
+ */
+static void pollist_test_unlink_then_synchronize(struct kunit *test)
+{
+	unregister_while_polling(test, true);
 }
 
 static void pollist_test_adjust(struct kunit *test)
@@ -527,6 +549,7 @@ static struct kunit_case pollist_test_cases[] = {
 	KUNIT_CASE(pollist_test_owner),
 	KUNIT_CASE(pollist_test_one_poller),
 	KUNIT_CASE(pollist_test_unregister_while_polling),
+	KUNIT_CASE(pollist_test_unlink_then_synchronize),
 	KUNIT_CASE(pollist_test_adjust),
 	{}
 };

@@ -99,12 +99,15 @@ class Pump:
     """HTTP clients on the forwarded port.  Mode "pump": two clients, each
     waiting a random 0..gap_ms between requests; "flood": six clients,
     no gaps; "noise": two clients sending requests and four opening and
-    closing bare TCP connections as fast as they can (each one several
-    packets, so NIC interrupts, even while the guest's tasks are frozen);
+    closing bare TCP connections as fast as they can to noise_port, a
+    closed port of the guest (each one several packets, so NIC interrupts,
+    even while the guest's tasks are frozen; a flood against the server's
+    own port would fill its listen backlog and starve the requests);
     "off": none.  Every request is recorded; connects are counted."""
 
-    def __init__(self, port, seed, gap_ms=400, timeout=60):
+    def __init__(self, port, seed, gap_ms=400, timeout=60, noise_port=None):
         self.port, self.gap, self.timeout = port, gap_ms / 1000.0, timeout
+        self.noise_port = noise_port or port
         self.mode, self.section = "off", ""
         self.records = []  # (section, mode, t, seconds, answered)
         self.lock = threading.Lock()
@@ -148,7 +151,7 @@ class Pump:
         s = socket.socket()
         s.settimeout(0.5)
         try:
-            s.connect(("127.0.0.1", self.port))
+            s.connect(("127.0.0.1", self.noise_port))
             with self.lock:
                 self.connects += 1
         except OSError:
@@ -256,6 +259,9 @@ class Boot:
     def run(self):
         t0 = time.monotonic()
         port = pslib.free_port()
+        noise_port = pslib.free_port()
+        while noise_port == port:
+            noise_port = pslib.free_port()
         tmp = tempfile.mkdtemp(prefix="ps-stress.")
         fuzz_bin = os.path.join(tmp, "stress-fuzz")
         build_fuzzer(fuzz_bin)
@@ -265,13 +271,16 @@ class Boot:
             # The frames between QEMU's network backend and the NIC.
             extra += ["--qemu-arg=-object", "--qemu-arg=filter-dump,id=fd0,"
                       "netdev=n0,file=%s" % self.pcap]
-        g = pslib.Guest(cmd, fwd=["%d:80" % port], append=self.append,
+        # Guest port 81 is closed: the guest's kernel answers with a RST.
+        g = pslib.Guest(cmd, fwd=["%d:80" % port, "%d:81" % noise_port],
+                        append=self.append,
                         smp=self.smp, timeout=self.timeout, extra=extra)
         shutil.copy(fuzz_bin, os.path.join(g.share, "stress-fuzz"))
         shutil.rmtree(tmp, ignore_errors=True)
         longest = max([int(s.split(":")[1]) for s in self.sections
                        if s.startswith(("noise:", "longnap:"))] + [0])
-        pump = Pump(port, self.seed, self.gap_ms, timeout=60 + longest)
+        pump = Pump(port, self.seed, self.gap_ms, timeout=60 + longest,
+                    noise_port=noise_port)
         self.pump = pump
         state = {"section": None}
         try:

@@ -148,7 +148,8 @@ def wake_md(res, figs):
     out.append("\nPercentiles pool every request of every run; 'per-run "
                "medians' is the spread of the medians of the single runs. "
                "'sleeps entered' counts `PM: suspend entry` on the guest "
-               "console.\n")
+               "console; for pseudo, whose per-nap messages are debug "
+               "messages, the kernel's naps and aborted naps.\n")
     p = s_by.get("pseudo")
     if p:
         out.append("**pseudo, by the phase the request met** (from the "

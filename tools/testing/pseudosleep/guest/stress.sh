@@ -27,10 +27,12 @@ echo "CPUS $(cat /sys/devices/system/cpu/online)"
 echo "IDLE-DRIVER $(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none)"
 
 # busy: a connection to port 80 is open (any TCP state but LISTEN,
-# TIME_WAIT and CLOSE, as napd counts them): a request is being served.
+# TIME_WAIT and CLOSE, as napd counts them): a request is being served or
+# waits to be accepted.  busybox httpd listens on a dual-stack IPv6
+# socket, so its connections are in tcp6.
 busy() {
 	grep -qE '^ *[0-9]+: [0-9A-F]+:0050 [0-9A-F]+:[0-9A-F]+ (0[1-5]|0[89]|0[BC]) ' \
-		/proc/net/tcp
+		/proc/net/tcp /proc/net/tcp6 2>/dev/null
 }
 
 # nap_loop N [TAG]: nap until N naps returned 0, with the wakeup_count

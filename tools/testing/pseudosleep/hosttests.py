@@ -862,3 +862,17 @@ def t_napd_ops():
 
 HOST_TESTS.append(("napd: no nap under CPU load or a listed process, "
                    "--status, SIGHUP reload", t_napd_ops))
+
+
+def t_stress_short():
+    """make stress's short form: 150 naps ended by requests in every phase,
+    noise on an unarmed NIC, a 20 s nap, CPU hotplug, 400 + racing fuzz
+    writes, and the polling driver under ethtool -G and hotplug; nothing
+    lost, nothing on the console."""
+    import stress_lib
+    return stress_lib.t_stress_short()
+
+
+HOST_TESTS.append(("stress: short form: 150 naps with requests in every "
+                   "phase, noise, long nap, hotplug, fuzzing; none lost",
+                   t_stress_short))

@@ -119,6 +119,20 @@ unsigned int pollist_pick_sub(struct pollist *pl)
 	return best;
 }
 
+/*
+ * An entry unlinked without waiting may still be under a poller until the
+ * grace period noted by pollist_unlink(): wait for it before the entry is
+ * reused.  Sleeps if that grace period has not ended.
+ */
+static void pollist_wait_unlinked(struct pollist *pl,
+				  struct pollist_entry *entry)
+{
+	if (entry->unlinked &&
+	    !poll_state_synchronize_srcu(&pl->srcu, entry->unlink_gp))
+		synchronize_srcu(&pl->srcu);
+	entry->unlinked = false;
+}
+
 /**
  * pollist_add - put an entry on the least loaded sub-list
  * @pl: the list
@@ -134,6 +148,7 @@ int pollist_add(struct pollist *pl, struct pollist_entry *entry)
 		return -EINVAL;
 	if (entry->sub)
 		return -EBUSY;
+	pollist_wait_unlinked(pl, entry);
 
 	sub = &pl->subs[pollist_pick_sub(pl)];
 	entry->hits = 0;
@@ -152,7 +167,10 @@ int pollist_add(struct pollist *pl, struct pollist_entry *entry)
  * @entry: the entry; nothing happens if it is not registered
  *
  * A poller may still run the entry's callbacks until synchronize_srcu() on
- * @pl->srcu returns; until then the entry must not be freed or added again.
+ * @pl->srcu returns; until then the entry must not be freed.  Adding it
+ * again, or pollist_del(), waits for that grace period first.
+ *
+ * Context: process context; the caller serialises calls for one entry.
  */
 void pollist_unlink(struct pollist *pl, struct pollist_entry *entry)
 {
@@ -167,6 +185,8 @@ void pollist_unlink(struct pollist *pl, struct pollist_entry *entry)
 	spin_unlock(&sub->lock);
 	atomic_dec(&pl->nr_entries);
 	entry->sub = NULL;
+	entry->unlink_gp = get_state_synchronize_srcu(&pl->srcu);
+	entry->unlinked = true;
 }
 
 /**
@@ -179,11 +199,9 @@ void pollist_unlink(struct pollist *pl, struct pollist_entry *entry)
 void pollist_del(struct pollist *pl, struct pollist_entry *entry)
 {
 	might_sleep();
-	if (!entry->sub)
-		return;
 	pollist_unlink(pl, entry);
 	/* A poller may still be looking at the entry: wait until it leaves. */
-	synchronize_srcu(&pl->srcu);
+	pollist_wait_unlinked(pl, entry);
 }
 
 /**
@@ -709,7 +727,7 @@ EXPORT_SYMBOL_GPL(pollist_register);
  */
 void pollist_unregister(struct pollist_entry *entry)
 {
-	if (!entry->sub)
+	if (!entry->sub && !entry->unlinked)
 		return;
 	pollist_del(&pollist_global, entry);
 }
@@ -722,8 +740,9 @@ EXPORT_SYMBOL_GPL(pollist_unregister);
  *
  * For a driver that unregisters many entries at once: unlink each with
  * this, then wait once with pollist_synchronize().  Until that returns a
- * CPU may still run @entry's callbacks, and @entry must not be freed or
- * registered again.
+ * CPU may still run @entry's callbacks and @entry must not be freed;
+ * pollist_register() or pollist_unregister() on it before then wait for
+ * the pollers themselves.
  *
  * Context: process context.
  */

@@ -34,8 +34,9 @@ struct pollist_sub;
  *
  * The caller zeroes the entry and sets @poll, @complete and @name; the
  * rest belongs to the pollist core: the link in the sub-list, the
- * sub-list (NULL when not registered) and the count of hits, written by
- * the poller only.
+ * sub-list (NULL when not registered), the count of hits, written by
+ * the poller only, and the grace period an entry unlinked without
+ * waiting still needs.
  */
 struct pollist_entry {
 	bool (*poll)(struct pollist_entry *entry);
@@ -45,6 +46,8 @@ struct pollist_entry {
 	struct list_head node;
 	struct pollist_sub *sub;
 	unsigned long hits;
+	unsigned long unlink_gp;
+	bool unlinked;
 };
 
 #ifdef CONFIG_CPUIDLE_POLLIST

@@ -61,8 +61,7 @@ static inline bool pseudosleep_cpu_napping(void)
  *
  * The PM core's messages printed at every system sleep transition become
  * debug messages then (pm_sleep_pr_info()): a server may nap many times a
- * second.  Drivers that treat a press or an alarm during a suspend as the
- * event that woke the machine read it too: a nap is invisible to the user.
+ * second.  Built-in code only; modules use pseudosleep_hide_nap().
  */
 static inline bool pseudosleep_in_progress(void)
 {
@@ -99,6 +98,7 @@ bool pseudosleep_irq_kept(unsigned int irq);
 void pseudosleep_count_read_begin(void);
 void pseudosleep_count_read_end(void);
 void pseudosleep_system_wakeup(void);
+bool pseudosleep_hide_nap(void);
 
 /**
  * pseudosleep_alarm_fired - an alarm timer came due
@@ -131,6 +131,7 @@ static inline bool pseudosleep_irq_kept(unsigned int irq) { return false; }
 static inline void pseudosleep_count_read_begin(void) { }
 static inline void pseudosleep_count_read_end(void) { }
 static inline void pseudosleep_system_wakeup(void) { }
+static inline bool pseudosleep_hide_nap(void) { return false; }
 static inline void pseudosleep_alarm_fired(void) { }
 
 #endif /* CONFIG_PM_PSEUDOSLEEP */

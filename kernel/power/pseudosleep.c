@@ -93,13 +93,8 @@ void pseudosleep_cpu_idle(void)
 		atomic_long_inc(&nap_wakeups);
 }
 
-/*
- * pseudosleep.deep_idle: let the cpuidle governor pick the CPUs' idle states
- * during a nap instead of the default halt.  Strict boolean, as nosleep.
- */
-static bool deep_idle;
-
-static int deep_idle_set(const char *val, const struct kernel_param *kp)
+/* Boolean parameters parsed as strictly as power/nosleep. */
+static int strict_bool_set(const char *val, const struct kernel_param *kp)
 {
 	bool v;
 	int ret;
@@ -107,22 +102,55 @@ static int deep_idle_set(const char *val, const struct kernel_param *kp)
 	ret = pseudosleep_parse_bool(val, &v);
 	if (ret)
 		return ret;
-	WRITE_ONCE(deep_idle, v);
+	WRITE_ONCE(*(bool *)kp->arg, v);
 	return 0;
 }
 
-static int deep_idle_get(char *buf, const struct kernel_param *kp)
+static int strict_bool_get(char *buf, const struct kernel_param *kp)
 {
-	return sysfs_emit(buf, "%d\n", READ_ONCE(deep_idle));
+	return sysfs_emit(buf, "%d\n", READ_ONCE(*(bool *)kp->arg));
 }
 
-static const struct kernel_param_ops deep_idle_ops = {
-	.set = deep_idle_set,
-	.get = deep_idle_get,
+static const struct kernel_param_ops strict_bool_ops = {
+	.set = strict_bool_set,
+	.get = strict_bool_get,
 };
-module_param_cb(deep_idle, &deep_idle_ops, NULL, 0644);
+
+/*
+ * pseudosleep.deep_idle: let the cpuidle governor pick the CPUs' idle states
+ * during a nap instead of the default halt.
+ */
+static bool deep_idle;
+module_param_cb(deep_idle, &strict_bool_ops, &deep_idle, 0644);
 MODULE_PARM_DESC(deep_idle,
 		 "1: napping CPUs use the cpuidle governor's states, 0: the default halt (default)");
+
+/*
+ * pseudosleep.report_buttons: a server's nap is invisible to its users, so
+ * the buttons that end one act as they would on an awake machine.
+ */
+static bool report_buttons = true;
+module_param_cb(report_buttons, &strict_bool_ops, &report_buttons, 0644);
+MODULE_PARM_DESC(report_buttons,
+		 "1: a button press that ends a nap is reported as a press (default), 0: as the wake press of a suspend");
+
+/**
+ * pseudosleep_hide_nap - should a button driver keep a nap from user space
+ *
+ * A suspend marks the ACPI buttons suspended, so that the press that wakes
+ * the machine is not reported, and reports KEY_WAKEUP on resume.  During a
+ * nap with pseudosleep.report_buttons set, the button driver skips both:
+ * a press that ends the nap is a press, and a nap reports nothing.  A
+ * laptop that uses pseudo as its suspend clears the parameter.
+ *
+ * Context: the device suspend and resume callbacks.
+ * Return: true during a nap with pseudosleep.report_buttons set.
+ */
+bool pseudosleep_hide_nap(void)
+{
+	return pseudosleep_in_progress() && READ_ONCE(report_buttons);
+}
+EXPORT_SYMBOL_GPL(pseudosleep_hide_nap);
 
 /**
  * pseudosleep_cpu_deep_idle - should a napping CPU use the cpuidle governor
@@ -227,8 +255,9 @@ static int pseudosleep_halt(void)
  * The same device phases as a suspend to idle, with no platform callbacks
  * and the kept devices skipped.
  *
- * Return: 0 after a nap ended by an armed IRQ, or a negative error code
- * (-EBUSY when a wakeup arrived before the CPUs halted).
+ * Return: 0 after a nap ended by an armed IRQ or a system wakeup event,
+ * or a negative error code (-EBUSY when a wakeup arrived before the CPUs
+ * halted).
  */
 int pseudosleep_devices_and_enter(void)
 {
@@ -238,11 +267,12 @@ int pseudosleep_devices_and_enter(void)
 	/* Only enter_state() starts a nap (not hibernation's suspend mode). */
 	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_ENTERING)
 		return -EINVAL;
-	pseudosleep_times.frozen = now();
+	WRITE_ONCE(pseudosleep_times.frozen, now());
 	/*
 	 * An armed IRQ during the sync or the freeze: the freezer cleared the
 	 * PM core's record of it (pm_wakeup_clear()), the nap's own is still
-	 * there.  Give up before any device suspends.  Later ones are seen by
+	 * there.  Give up before any device suspends.  Later ones, and system
+	 * wakeup events from now on (pseudosleep_system_wakeup()), are seen by
 	 * pm_wakeup_pending() in the device phases and pseudosleep_halt().
 	 */
 	if (pseudosleep_woken()) {

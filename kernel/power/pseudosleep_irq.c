@@ -128,10 +128,9 @@ unsigned int pseudosleep_wake_irq(void)
 }
 
 /*
- * End the nap: record the IRQ with the PM core (pm_wakeup_irq, abort of a
- * suspend still in progress) and wake the suspending task, which kicks the
- * other CPUs out of their halt loop.  Runs in hard IRQ context under the
- * irq_desc lock, so only raw locks and O(1) work below.
+ * Wake the suspending task if the CPUs halt; it kicks the other CPUs out of
+ * their halt loop.  Any context (hard IRQ under the irq_desc lock, hrtimer,
+ * irq_work): only raw locks and O(1) work.
  */
 static void pseudosleep_end_halt(void)
 {
@@ -141,6 +140,11 @@ static void pseudosleep_end_halt(void)
 	}
 }
 
+/*
+ * End the nap on an armed IRQ: record the IRQ with the PM core
+ * (pm_wakeup_irq, abort of a suspend still in progress), then wake the
+ * halt.  Hard IRQ context under the irq_desc lock, or irq_work.
+ */
 static void pseudosleep_wake(unsigned int irq)
 {
 	if (atomic_xchg(&pseudosleep_woken_flag, 1))
@@ -159,13 +163,18 @@ static void pseudosleep_wake(unsigned int irq)
  * with enable_irq_wake() that fires while device IRQs are suspended
  * (irq_pm_check_wakeup()), the ACPI SCI among them during a nap, for an
  * alarm timer coming due, and for pm_wakeup_hard_event().  What ends a
- * suspend to idle ends a nap too, in whichever phase it is.  The IRQ that
- * genirq disabled is enabled again, and its interrupt replayed, by
- * resume_device_irqs() as after any suspend.  Any context; raw locks only.
+ * suspend to idle ends a nap too.  As in a suspend, events before the
+ * tasks are frozen are dropped (the freezer clears the PM core's record
+ * of them); later ones that come before the halt are also seen by
+ * pm_wakeup_pending() in the device phases.  The IRQ that genirq disabled
+ * is enabled again, and its interrupt replayed, by resume_device_irqs() as
+ * after any suspend.
+ *
+ * Context: any; raw locks only.
  */
 void pseudosleep_system_wakeup(void)
 {
-	if (!pseudosleep_in_progress() ||
+	if (!pseudosleep_in_progress() || !READ_ONCE(pseudosleep_times.frozen) ||
 	    atomic_xchg(&pseudosleep_woken_flag, 1))
 		return;
 	pseudosleep_times.irq = ktime_get_mono_fast_ns();
@@ -185,7 +194,14 @@ static bool sci_wake_armed;
 
 void pseudosleep_sci_wake_arm(void)
 {
-	if (acpi_sci_irq_valid() && !enable_irq_wake(acpi_sci_irq))
+	int ret;
+
+	if (!acpi_sci_irq_valid())
+		return;
+	ret = enable_irq_wake(acpi_sci_irq);
+	if (ret)
+		pr_warn_once("cannot arm the ACPI SCI for wakeup: %d\n", ret);
+	else
 		sci_wake_armed = true;
 }
 

@@ -255,17 +255,43 @@ static void mark_subtree(struct device *dev, void *data)
 		set_kept(dev, true);
 }
 
-/* Pass 2: the path from each kept device to the root. */
-static void mark_ancestors(struct device *dev, void *data)
+static void keep_needs(struct device *dev);
+
+/* A supplier of a kept device: keep it and what it needs in turn. */
+static void keep_supplier(struct device *sup, void *data)
+{
+	/* Devices outside system PM are not on dpm_list: unmark() misses them. */
+	if (sup->power.pseudosleep_kept || device_pm_not_required(sup))
+		return;
+	set_kept(sup, true);
+	keep_needs(sup);
+}
+
+/*
+ * What a kept device needs to work: its path to the root and the suppliers
+ * of its device links (a PHY, a clock, regulator, GPIO or IOMMU provider),
+ * each with its own path and suppliers.  Suppliers come before their
+ * consumers in dpm_list, so they are kept here, not in a later pass.  The
+ * kept flag ends the recursion.
+ */
+static void keep_needs(struct device *dev)
 {
 	struct device *p;
 
-	if (!dev->power.pseudosleep_kept)
-		return;
-	/* Devices outside system PM are not on dpm_list: unmark() misses them. */
-	for (p = dev->parent; p && !p->power.pseudosleep_kept; p = p->parent)
-		if (!device_pm_not_required(p))
-			set_kept(p, true);
+	dpm_visit_suppliers(dev, NULL, keep_supplier);
+	for (p = dev->parent; p && !p->power.pseudosleep_kept; p = p->parent) {
+		if (device_pm_not_required(p))
+			continue;
+		set_kept(p, true);
+		dpm_visit_suppliers(p, NULL, keep_supplier);
+	}
+}
+
+/* Pass 2: what each kept device needs. */
+static void mark_ancestors(struct device *dev, void *data)
+{
+	if (dev->power.pseudosleep_kept)
+		keep_needs(dev);
 }
 
 /*

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests for the pure logic of pseudo-sleep: the wake IRQ list, the
- * strict boolean of power/nosleep, and how an interrupt is recorded
- * against the armed set in each phase of a nap.
+ * KUnit tests for the logic of pseudo-sleep: the wake IRQ list, the strict
+ * boolean of power/nosleep, how an interrupt is recorded against the armed
+ * set in each phase of a nap, and which devices a nap keeps awake.
  */
 
+#include <kunit/device.h>
 #include <kunit/test.h>
 #include <linux/bitmap.h>
 #include <linux/delay.h>
@@ -319,6 +320,43 @@ static void defer_deadline(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pseudosleep_defer_deadline(e, e, 1), ms_to_ktime(1001));
 }
 
+/*
+ * A kept device keeps what it needs: the suppliers of its device links, and
+ * theirs in turn; a device nothing kept depends on is not kept.  Kept
+ * devices are syscore devices until the unmark, which restores them.
+ */
+static void keep_follows_device_links(struct kunit *test)
+{
+	struct device *con, *sup, *sup2, *other;
+	struct device_link *l1, *l2;
+
+	con = kunit_device_register(test, "ps-consumer");
+	sup = kunit_device_register(test, "ps-supplier");
+	sup2 = kunit_device_register(test, "ps-supplier-2");
+	other = kunit_device_register(test, "ps-other");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(con) || IS_ERR(sup) || IS_ERR(sup2) ||
+			   IS_ERR(other));
+	l1 = device_link_add(con, sup, DL_FLAG_STATELESS);
+	KUNIT_ASSERT_NOT_NULL(test, l1);
+	l2 = device_link_add(sup, sup2, DL_FLAG_STATELESS);
+	KUNIT_ASSERT_NOT_NULL(test, l2);
+
+	con->power.nosleep = true;
+	KUNIT_ASSERT_EQ(test, pseudosleep_keep_mark(), 0);
+	KUNIT_EXPECT_TRUE(test, con->power.syscore);
+	KUNIT_EXPECT_TRUE(test, sup->power.syscore);
+	KUNIT_EXPECT_TRUE(test, sup2->power.syscore);
+	KUNIT_EXPECT_FALSE(test, other->power.syscore);
+	pseudosleep_keep_unmark();
+	con->power.nosleep = false;
+	KUNIT_EXPECT_FALSE(test, con->power.syscore);
+	KUNIT_EXPECT_FALSE(test, sup->power.syscore);
+	KUNIT_EXPECT_FALSE(test, sup2->power.syscore);
+
+	device_link_del(l2);
+	device_link_del(l1);
+}
+
 static struct kunit_case pseudosleep_test_cases[] = {
 	KUNIT_CASE(parse_irqs_good),
 	KUNIT_CASE(parse_irqs_bad),
@@ -329,6 +367,7 @@ static struct kunit_case pseudosleep_test_cases[] = {
 	KUNIT_CASE(woken_during_entry),
 	KUNIT_CASE(wake_on_task),
 	KUNIT_CASE(state_tables),
+	KUNIT_CASE(keep_follows_device_links),
 	{}
 };
 

@@ -24,6 +24,7 @@
 
 #define pr_fmt(fmt) "pseudosleep: " fmt
 
+#include <linux/alarmtimer.h>
 #include <linux/clocksource.h>
 #include <linux/hrtimer.h>
 #include <linux/irqflags.h>
@@ -50,6 +51,8 @@ static unsigned int timer_defer_ms = 4000;
  * to each other finds them awake.
  */
 static ktime_t defer_epoch;
+/* The first alarm timer, when the nap started: no deadline passes it. */
+static ktime_t defer_alarm;
 /* This nap's deferral in ms, 0 when its timers are not deferred. */
 static unsigned int defer_period_ms;
 static DEFINE_PER_CPU(bool, timers_deferred);
@@ -120,8 +123,10 @@ ktime_t pseudosleep_defer_deadline(ktime_t now, ktime_t epoch, unsigned int ms)
  * Fixes this nap's deferral: timer_defer_ms, but at most the soft lockup
  * watchdog's sample period (2/5 of twice watchdog_thresh), so the lockup
  * detectors, soft and hard (buddy), still see every CPU's watchdog timer
- * run between two of their checks.  The clocksource watchdog pauses
- * while timers are deferred: its check needs its 0.5 s interval.
+ * run between two of their checks.  No deadline passes the first alarm
+ * timer, which ends the nap (pseudosleep_alarm_fired()).  The clocksource
+ * watchdog pauses while timers are deferred: its check needs its 0.5 s
+ * interval.
  */
 void pseudosleep_timers_nap_start(void)
 {
@@ -135,6 +140,7 @@ void pseudosleep_timers_nap_start(void)
 	if (tick_nohz_full_enabled())
 		ms = 0;
 	defer_epoch = ktime_get();
+	defer_alarm = alarmtimer_first_expiry();
 	WRITE_ONCE(defer_period_ms, ms);
 	if (ms)
 		clocksource_watchdog_pause();
@@ -153,7 +159,8 @@ void pseudosleep_timers_defer(void)
 
 	if (!ms || !tick_nohz_tick_stopped())
 		return;
-	deadline = pseudosleep_defer_deadline(ktime_get(), defer_epoch, ms);
+	deadline = min(pseudosleep_defer_deadline(ktime_get(), defer_epoch, ms),
+		       defer_alarm);
 	if (hrtimer_idle_defer(deadline))
 		this_cpu_write(timers_deferred, true);
 }

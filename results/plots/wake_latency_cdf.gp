@@ -11,4 +11,4 @@ set grid
 set key bottom right
 plot 'wake_cdf_awake.dat' using 1:2 with steps lw 2 lc rgb '#1b9e77' title 'awake (60/60 answered)', \
      'wake_cdf_pseudo.dat' using 1:2 with steps lw 2 lc rgb '#d95f02' title 'pseudo (60/60 answered)', \
-     'wake_cdf_deep.dat' using 1:2 with steps lw 2 lc rgb '#e7298a' title 'deep (24/30 answered)'
+     'wake_cdf_deep.dat' using 1:2 with steps lw 2 lc rgb '#e7298a' title 'deep (22/30 answered)'

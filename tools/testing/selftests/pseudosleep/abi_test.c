@@ -247,6 +247,29 @@ TEST(deep_idle_param)
 	EXPECT_STREQ("0", got);
 }
 
+#define REPORT_BUTTONS "/sys/module/pseudosleep/parameters/report_buttons"
+
+TEST(report_buttons_param)
+{
+	static const char * const bad[] = { "2", "-1", "maybe", " ", "0 0", "1x" };
+	struct stat st;
+	char got[16];
+
+	if (!ps_have_pseudosleep())
+		SKIP(return, "kernel without CONFIG_PM_PSEUDOSLEEP");
+	ASSERT_EQ(0, stat(REPORT_BUTTONS, &st));
+	EXPECT_EQ(0644, st.st_mode & 07777);
+	ASSERT_LT(0, ps_read(REPORT_BUTTONS, got, sizeof(got)));
+	ASSERT_STREQ("1", got) TH_LOG("buttons are not reported by default");
+	ASSERT_EQ(0, ps_write(REPORT_BUTTONS, "off"));
+	ASSERT_LT(0, ps_read(REPORT_BUTTONS, got, sizeof(got)));
+	EXPECT_STREQ("0", got);
+	expect_each_rejected(_metadata, REPORT_BUTTONS, bad, ARRAY_SIZE(bad), -EINVAL, "0");
+	ASSERT_EQ(0, ps_write(REPORT_BUTTONS, "Y\n"));
+	ASSERT_LT(0, ps_read(REPORT_BUTTONS, got, sizeof(got)));
+	EXPECT_STREQ("1", got);
+}
+
 #define TIMER_DEFER "/sys/module/pseudosleep/parameters/timer_defer_ms"
 
 TEST(timer_defer_ms_param)

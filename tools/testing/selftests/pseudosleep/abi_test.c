@@ -222,52 +222,59 @@ TEST(nosleep)
 	EXPECT_STREQ("0", got);
 }
 
+/*
+ * A strict boolean module parameter: mode 0644, its default @def, @set
+ * gives the other value, each of @bad is rejected and changes nothing,
+ * @reset gives @def back.
+ */
+static void check_bool_param(struct __test_metadata *_metadata,
+			     const char *path, const char *def,
+			     const char *set, const char *reset,
+			     const char * const *bad, int nbad)
+{
+	const char *other = strcmp(def, "0") ? "0" : "1";
+	struct stat st;
+	char got[16];
+
+	ASSERT_EQ(0, stat(path, &st));
+	EXPECT_EQ(0644, st.st_mode & 07777);
+	ASSERT_LT(0, ps_read(path, got, sizeof(got)));
+	ASSERT_STREQ(def, got) TH_LOG("%s: not the documented default", path);
+	ASSERT_EQ(0, ps_write(path, set));
+	ASSERT_LT(0, ps_read(path, got, sizeof(got)));
+	EXPECT_STREQ(other, got);
+	expect_each_rejected(_metadata, path, bad, nbad, -EINVAL, other);
+	ASSERT_EQ(0, ps_write(path, reset));
+	ASSERT_LT(0, ps_read(path, got, sizeof(got)));
+	EXPECT_STREQ(def, got);
+}
+
 #define DEEP_IDLE "/sys/module/pseudosleep/parameters/deep_idle"
 
+/* HLT is the default. */
 TEST(deep_idle_param)
 {
 	static const char * const bad[] = {
 		"2", "10", "-1", "yellow", " ", "1 1", "01", "truee",
 	};
-	struct stat st;
-	char got[16];
 
 	if (!ps_have_pseudosleep())
 		SKIP(return, "kernel without CONFIG_PM_PSEUDOSLEEP");
-	ASSERT_EQ(0, stat(DEEP_IDLE, &st));
-	EXPECT_EQ(0644, st.st_mode & 07777);
-	ASSERT_LT(0, ps_read(DEEP_IDLE, got, sizeof(got)));
-	ASSERT_STREQ("0", got) TH_LOG("HLT is not the default");
-	ASSERT_EQ(0, ps_write(DEEP_IDLE, "1\n"));
-	ASSERT_LT(0, ps_read(DEEP_IDLE, got, sizeof(got)));
-	EXPECT_STREQ("1", got);
-	expect_each_rejected(_metadata, DEEP_IDLE, bad, ARRAY_SIZE(bad), -EINVAL, "1");
-	ASSERT_EQ(0, ps_write(DEEP_IDLE, "n"));
-	ASSERT_LT(0, ps_read(DEEP_IDLE, got, sizeof(got)));
-	EXPECT_STREQ("0", got);
+	check_bool_param(_metadata, DEEP_IDLE, "0", "1\n", "n", bad,
+			 ARRAY_SIZE(bad));
 }
 
 #define REPORT_BUTTONS "/sys/module/pseudosleep/parameters/report_buttons"
 
+/* Buttons are reported by default. */
 TEST(report_buttons_param)
 {
 	static const char * const bad[] = { "2", "-1", "maybe", " ", "0 0", "1x" };
-	struct stat st;
-	char got[16];
 
 	if (!ps_have_pseudosleep())
 		SKIP(return, "kernel without CONFIG_PM_PSEUDOSLEEP");
-	ASSERT_EQ(0, stat(REPORT_BUTTONS, &st));
-	EXPECT_EQ(0644, st.st_mode & 07777);
-	ASSERT_LT(0, ps_read(REPORT_BUTTONS, got, sizeof(got)));
-	ASSERT_STREQ("1", got) TH_LOG("buttons are not reported by default");
-	ASSERT_EQ(0, ps_write(REPORT_BUTTONS, "off"));
-	ASSERT_LT(0, ps_read(REPORT_BUTTONS, got, sizeof(got)));
-	EXPECT_STREQ("0", got);
-	expect_each_rejected(_metadata, REPORT_BUTTONS, bad, ARRAY_SIZE(bad), -EINVAL, "0");
-	ASSERT_EQ(0, ps_write(REPORT_BUTTONS, "Y\n"));
-	ASSERT_LT(0, ps_read(REPORT_BUTTONS, got, sizeof(got)));
-	EXPECT_STREQ("1", got);
+	check_bool_param(_metadata, REPORT_BUTTONS, "1", "off", "Y\n", bad,
+			 ARRAY_SIZE(bad));
 }
 
 #define TIMER_DEFER "/sys/module/pseudosleep/parameters/timer_defer_ms"

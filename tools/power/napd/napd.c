@@ -215,8 +215,9 @@ static int activity(struct napd *n, bool full)
 	if (ret)
 		return CHECK_ERR(ret);
 	if (rx != n->last_rx) {
-		snprintf(n->why, sizeof(n->why), "%llu packets received",
-			 rx - n->last_rx);
+		snprintf(n->why, sizeof(n->why), "%lld %s received",
+			 (long long)(rx - n->last_rx),
+			 n->setup.rx_snmp ? "segments/datagrams" : "packets");
 		n->last_rx = rx;
 		return CHECK_PACKETS;
 	}
@@ -723,7 +724,7 @@ static int start(struct napd *n)
 	logmsg(n, "naps end on %s; activity: %s",
 	       n->setup.rx_snmp ? "work for user space (wake_on=task)" :
 	       "any armed IRQ (wake_on=irq)",
-	       n->setup.rx_snmp ? "TCP segments and UDP datagrams" :
+	       n->setup.rx_snmp ? "TCP segments for sockets and UDP datagrams" :
 	       "packets of the wake device");
 	logmsg(n, "idle checks: cpu-max %lu%%, runnable-max %lu, disk %s, %d process name%s, %d UDP port%s",
 	       o->cpu_max, o->runnable_max,

@@ -336,11 +336,18 @@ static int snmp_field(const char *buf, const char *proto, const char *col,
 
 int procnet_snmp_in(const char *buf, unsigned long long *in)
 {
-	unsigned long long segs, dgrams;
+	unsigned long long segs, rsts, dgrams;
 
 	if (snmp_field(buf, "Tcp", "InSegs", &segs) ||
+	    snmp_field(buf, "Tcp", "OutRsts", &rsts) ||
 	    snmp_field(buf, "Udp", "InDatagrams", &dgrams))
 		return -1;
-	*in = segs + dgrams;
+	/*
+	 * InSegs counts every segment, the SYNs of a port scan too; the
+	 * kernel answers each segment for no socket with a reset.  Taking
+	 * the resets off leaves the segments that reached a socket.  The
+	 * total can step back (a socket's own reset): only a change counts.
+	 */
+	*in = segs - rsts + dgrams;
 	return 0;
 }

@@ -76,9 +76,9 @@ int procnet_dev_rx(const char *buf, unsigned long long *rx);
 
 /*
  * TCP segments plus UDP datagrams received for sockets, from /proc/net/snmp
- * text @buf ("Tcp: ... InSegs ..." and "Udp: ... InDatagrams ..." header
- * and value lines).  ARP, ICMP and datagrams for no socket are not counted.
- * 0, or -1 if either counter is missing.
+ * text @buf (Tcp InSegs less Tcp OutRsts, plus Udp InDatagrams, from the
+ * header and value lines).  ARP, ICMP, SYNs to closed ports and datagrams
+ * for no socket do not change it.  0, or -1 if a counter is missing.
  */
 int procnet_snmp_in(const char *buf, unsigned long long *in);
 

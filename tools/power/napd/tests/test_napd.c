@@ -1647,21 +1647,34 @@ static const char snmp_text[] =
 	"Ip: 2 64 500\n"
 	"Icmp: InMsgs InErrors\n"
 	"Icmp: 40 0\n"
-	"Tcp: RtoAlgorithm RtoMin RtoMax MaxConn ActiveOpens PassiveOpens AttemptFails EstabResets CurrEstab InSegs OutSegs\n"
-	"Tcp: 1 200 120000 -1 0 3 0 0 1 123 130\n"
+	"Tcp: RtoAlgorithm RtoMin RtoMax MaxConn ActiveOpens PassiveOpens AttemptFails EstabResets CurrEstab InSegs OutSegs RetransSegs InErrs OutRsts\n"
+	"Tcp: 1 200 120000 -1 0 3 0 0 1 123 130 0 0 20\n"
 	"Udp: InDatagrams NoPorts InErrors OutDatagrams\n"
 	"Udp: 7 55 0 7\n"
 	"UdpLite: InDatagrams NoPorts\n"
 	"UdpLite: 0 0\n";
 
-/* wake_on=task: only what reaches sockets counts (not NoPorts, not ICMP). */
+/*
+ * wake_on=task: only what reaches sockets counts (not NoPorts, not ICMP,
+ * not a SYN to a closed port, which the kernel answers with a reset).
+ */
 static void test_snmp_in(void)
 {
-	unsigned long long in = 0;
+	unsigned long long in = 0, before;
 
-	CHECK(!procnet_snmp_in(snmp_text, &in) && in == 130);
+	CHECK(!procnet_snmp_in(snmp_text, &in) && in == 123 - 20 + 7);
 	CHECK(procnet_snmp_in("Ip: a\nIp: 1\n", &in) == -1);
 	CHECK(procnet_snmp_in("Tcp: InSegs\nUdp: 5\n", &in) == -1);
+	CHECK(procnet_snmp_in("Tcp: InSegs\nTcp: 5\nUdp: InDatagrams\nUdp: 1\n",
+			      &in) == -1);
+	/* A SYN to a closed port and its reset: no change. */
+	CHECK(!procnet_snmp_in("Tcp: InSegs OutRsts\nTcp: 10 4\nUdp: InDatagrams\nUdp: 1\n",
+			       &before));
+	CHECK(!procnet_snmp_in("Tcp: InSegs OutRsts\nTcp: 11 5\nUdp: InDatagrams\nUdp: 1\n",
+			       &in) && in == before);
+	/* A segment for a socket: a change. */
+	CHECK(!procnet_snmp_in("Tcp: InSegs OutRsts\nTcp: 12 5\nUdp: InDatagrams\nUdp: 1\n",
+			       &in) && in != before);
 }
 
 /* --wake-on: auto picks task where the kernel has it; restored on exit. */

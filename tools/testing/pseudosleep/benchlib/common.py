@@ -123,6 +123,9 @@ def say(*a):
 BROKEN = []
 
 
+BROKEN_TAIL = 25
+
+
 def broken(what, bg=None):
     msg = what
     if bg is not None:
@@ -131,6 +134,15 @@ def broken(what, bg=None):
             if bg.logdir else "not kept")
     BROKEN.append(msg)
     say("  BROKEN: " + msg)
+    if bg is not None:
+        # CI keeps only what is printed: show the end of the guest's
+        # output and console, so a failure explains itself.
+        bg.drain()
+        for title, lines in (("guest output", bg.seen),
+                             ("console", bg.console().splitlines())):
+            say("    last lines of the %s:" % title)
+            for line in lines[-BROKEN_TAIL:]:
+                say("    | " + line)
 
 
 # --- statistics --------------------------------------------------------------

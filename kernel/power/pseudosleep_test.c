@@ -282,7 +282,7 @@ static void state_tables(struct kunit *test)
 			   "pseudo");
 }
 
-/* pseudosleep.timer_defer_ms: decimal 0-8000, nothing else. */
+/* pseudosleep.timer_defer_ms: decimal 0-5000, nothing else. */
 static void parse_defer_ms(struct kunit *test)
 {
 	static const char * const bad[] = { "", "-1", "4s", "0x10", " 5", "1.5", "on" };
@@ -291,14 +291,14 @@ static void parse_defer_ms(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, pseudosleep_parse_defer_ms("0", &ms), 0);
 	KUNIT_EXPECT_EQ(test, ms, 0U);
-	KUNIT_EXPECT_EQ(test, pseudosleep_parse_defer_ms("8000\n", &ms), 0);
-	KUNIT_EXPECT_EQ(test, ms, 8000U);
-	KUNIT_EXPECT_EQ(test, pseudosleep_parse_defer_ms("8001", &ms), -ERANGE);
+	KUNIT_EXPECT_EQ(test, pseudosleep_parse_defer_ms("5000\n", &ms), 0);
+	KUNIT_EXPECT_EQ(test, ms, 5000U);
+	KUNIT_EXPECT_EQ(test, pseudosleep_parse_defer_ms("5001", &ms), -ERANGE);
 	KUNIT_EXPECT_EQ(test, pseudosleep_parse_defer_ms("99999999999", &ms), -ERANGE);
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
 		KUNIT_EXPECT_EQ_MSG(test, pseudosleep_parse_defer_ms(bad[i], &ms),
 				    -EINVAL, "\"%s\"", bad[i]);
-	KUNIT_EXPECT_EQ(test, ms, 8000U);
+	KUNIT_EXPECT_EQ(test, ms, 5000U);
 }
 
 /* Deadlines are the multiples of the period after the epoch, shared by all CPUs. */

@@ -15,14 +15,15 @@
  * before the deferred ones still fire on time.
  *
  * The deadline bounds how late a timer can be.  A grace period needs two
- * steps of RCU's timer, so it stays below half the RCU CPU stall timeout
- * (21 s by default); it is capped at watchdog_thresh, half the time after
- * which the soft lockup detector reports a CPU whose watchdog did not run.
- * Each deadline costs every CPU a few wakeups (its timers, then the ticks
- * until the grace period their RCU callbacks started ends), so the longer
- * the deferral, the quieter the nap.  The clocksource watchdog, whose
- * check needs its 0.5 s interval, pauses during the nap as it does during
- * a suspend.
+ * steps of RCU's timer, so keep it below half the RCU CPU stall timeout
+ * (21 s by default); it is capped at the soft lockup watchdog's sample
+ * period (4 s by default), so the lockup detectors see no lockup: the perf
+ * NMI hard lockup detector reports a CPU whose watchdog timer did not run
+ * between two of its checks, which are at least 4/5 of watchdog_thresh
+ * apart.  Longer deadlines would also pass the 5 s default transmit
+ * timeout of a kept NIC whose driver completes transmissions from a
+ * timer.  The clocksource watchdog, whose check needs its 0.5 s interval,
+ * pauses during the nap as it does during a suspend.
  */
 
 #define pr_fmt(fmt) "pseudosleep: " fmt
@@ -44,10 +45,9 @@
 #undef MODULE_PARAM_PREFIX
 #define MODULE_PARAM_PREFIX "pseudosleep."
 
-/* Two deadlines, an RCU grace period at worst, stay under a 21 s stall. */
-#define TIMER_DEFER_MS_MAX	8000
+#define TIMER_DEFER_MS_MAX	5000
 
-static unsigned int timer_defer_ms = 6000;
+static unsigned int timer_defer_ms = 4000;
 
 /*
  * The deadlines of all CPUs are multiples of timer_defer_ms after the start
@@ -67,7 +67,7 @@ static DEFINE_PER_CPU(bool, timers_deferred);
  * @ms: where the value goes; untouched on error
  *
  * Return: 0, -EINVAL for anything but a decimal number, -ERANGE above
- * TIMER_DEFER_MS_MAX (two longer deadlines reach RCU's stall timeout).
+ * TIMER_DEFER_MS_MAX (a longer deferral reaches the lockup detectors').
  */
 int pseudosleep_parse_defer_ms(const char *val, unsigned int *ms)
 {
@@ -101,7 +101,7 @@ static const struct kernel_param_ops timer_defer_ms_ops = {
 };
 module_param_cb(timer_defer_ms, &timer_defer_ms_ops, &timer_defer_ms, 0644);
 MODULE_PARM_DESC(timer_defer_ms,
-		 "how long a napping CPU's timers may wait, 0-8000 ms (0: not at all; default 6000)");
+		 "how long a napping CPU's timers may wait, 0-5000 ms (0: not at all; default 4000)");
 
 /**
  * pseudosleep_defer_deadline - the deadline of a napping CPU's timers
@@ -124,12 +124,10 @@ ktime_t pseudosleep_defer_deadline(ktime_t now, ktime_t epoch, unsigned int ms)
 /**
  * pseudosleep_timers_nap_start - the CPUs start to halt
  *
- * Fixes this nap's deferral: timer_defer_ms, but at most watchdog_thresh.
- * The soft lockup detector reports a CPU whose watchdog work did not run
- * for twice watchdog_thresh; the deadlines, shared by all CPUs, run every
- * CPU's watchdog timer once each, so the hard lockup detector (buddy),
- * which checks every third run, sees each buddy's count move.  No
- * deadline passes the first alarm
+ * Fixes this nap's deferral: timer_defer_ms, but at most the soft lockup
+ * watchdog's sample period (2/5 of twice watchdog_thresh), so the lockup
+ * detectors, soft and hard (buddy), still see every CPU's watchdog timer
+ * run between two of their checks.  No deadline passes the first alarm
  * timer, which ends the nap (pseudosleep_alarm_fired()).  The clocksource
  * watchdog pauses while timers are deferred: its check needs its 0.5 s
  * interval.
@@ -140,7 +138,7 @@ void pseudosleep_timers_nap_start(void)
 
 #ifdef CONFIG_LOCKUP_DETECTOR
 	if (READ_ONCE(watchdog_thresh) > 0)
-		ms = min_t(unsigned int, ms, READ_ONCE(watchdog_thresh) * MSEC_PER_SEC);
+		ms = min_t(unsigned int, ms, READ_ONCE(watchdog_thresh) * 2 * MSEC_PER_SEC / 5);
 #endif
 	/* A nohz_full CPU may keep the timekeeping tick of the others. */
 	if (tick_nohz_full_enabled())

@@ -12,7 +12,7 @@ IPIs, timers and work items of the CPUs.
          the host: the entry and exit phases of a real wake
 
 Then, untraced (guest/quiet-nap.sh), quiet naps of the same window with
-the halted CPUs' timers deferred (pseudosleep.timer_defer_ms=6000, the
+the halted CPUs' timers deferred (pseudosleep.timer_defer_ms=4000, the
 default) and not (0), alternating: the CPUs' wakeups per second while
 halted, and every interrupt of the nap, entry and exit included.
 
@@ -39,7 +39,7 @@ EXIT = ("dpm_resume_noirq", "dpm_resume_early", "dpm_resume", "dpm_complete",
         "resume_console", "thaw_processes")
 QUIET_LINE = re.compile(r"^QUIET (\w+) defer_ms=(\d+) nap_ns=(\d+) "
                         r"wakeups=(\d+) irqs=(\d+)")
-DEFER_MS = (6000, 0)
+DEFER_MS = (4000, 0)
 QUIET_PAIRS = 2
 INTERRUPTS = ("irq_handler_entry", "local_timer_entry", "reschedule_entry",
               "call_function_entry", "call_function_single_entry")

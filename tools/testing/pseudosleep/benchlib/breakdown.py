@@ -16,6 +16,12 @@ the halted CPUs' timers deferred (pseudosleep.timer_defer_ms=4000, the
 default) and not (0), alternating: the CPUs' wakeups per second while
 halted, and every interrupt of the nap, entry and exit included.
 
+Then, in a guest run with QEMU's -icount (ICOUNT below: guest time is
+counted in executed instructions, and a sleep takes the virtual time it
+asked for), the same NIC-woken nap traced again: its phase costs do not
+move with host load, so a change of a few percent shows in one run.  Its
+phases are the rows of nap "nic-icount".
+
 Writes breakdown_phases.csv (run, nap, phase, ms), breakdown_devices.csv
 (the callbacks each device ran, per phase), quiet_nap.csv (each source of
 interrupts and timers during the quiet nap, per second) and
@@ -44,6 +50,17 @@ QUIET_PAIRS = 2
 INTERRUPTS = ("irq_handler_entry", "local_timer_entry", "reschedule_entry",
               "call_function_entry", "call_function_single_entry")
 
+
+# One guest instruction is 2^3 ns of guest time (125 MIPS).  sleep=on:
+# an idle guest waits in real time, so the host's request still reaches
+# it; what the phases measure is instructions and programmed sleeps.
+ICOUNT = ["--accel", "tcg", "--qemu-arg=-icount",
+          "--qemu-arg=shift=3,sleep=on"]
+ICOUNT_SCRIPT = r"""
+/usr/share/pseudosleep/nap-trace.sh nic
+echo DONE
+exec sleep 1000000
+"""
 
 # The untraced quiet naps start once the guest has been up this long: a
 # server naps long after its boot, when IPv6 address configuration, router
@@ -208,6 +225,27 @@ def run_one(ctx, run, window):
     return row, traces
 
 
+def run_icount(ctx, run):
+    """The NIC-woken nap traced under -icount: (status, events)."""
+    bg = C.BenchGuest("breakdown-icount-%d" % run, ICOUNT_SCRIPT,
+                      ports=(80,), logdir=ctx.logdir, vm_args=ICOUNT)
+    try:
+        if not bg.wait(r"^NAPPING 1", 300):
+            C.broken("breakdown run %d: no nap under -icount" % run, bg)
+            return "failed: no nap under -icount", []
+        time.sleep(1.0)
+        body, _ = C.http_get(bg.port[80], "/", timeout=30)
+        n = len(bg.g.output)
+        if not bg.wait(r"^TRACE-END", 180):
+            return "failed: no trace under -icount", []
+        lines = bg.g.output[n:]
+        if "TRACE-BEGIN" in lines:
+            lines = lines[lines.index("TRACE-BEGIN") + 1:]
+        return ("ok" if body is not None else "not answered"), parse(lines)
+    finally:
+        bg.stop()
+
+
 def run(ctx):
     window = ctx.window or (3.0 if ctx.quick else 10.0)
     C.say("== 5. nap breakdown: phases and device callbacks of a NIC-woken "
@@ -217,6 +255,9 @@ def run(ctx):
     ph_rows, dev_rows, quiet_rows, runs = [], [], [], []
     for run in range(ctx.runs):
         row, traces = run_one(ctx, run, window)
+        row["icount"], ev = run_icount(ctx, run)
+        if ev:
+            traces["nic-icount"] = ev
         runs.append(row)
         for nap, ev in traces.items():
             for p, ms in phases(ev).items():
@@ -235,7 +276,8 @@ def run(ctx):
                                        "nap_s": round(secs, 3),
                                        "per_s": round(n / secs, 3)
                                        if secs else None})
-        C.say("  run %d %s" % (run, row["status"]))
+        C.say("  run %d %s, -icount %s" % (run, row["status"],
+                                            row["icount"]))
     C.write_csv(ctx.path("breakdown_phases.csv"), ph_rows,
                 ["run", "nap", "phase", "ms"])
     C.write_csv(ctx.path("breakdown_devices.csv"), dev_rows,
@@ -250,6 +292,14 @@ def run(ctx):
         C.say("  quiet nap, timer_defer_ms=%d: %s CPU wakeups/s "
               "(median of %d naps, %s..%s)" % (d, C.fmt(w["median"]), w["n"],
                                              C.fmt(w["min"]), C.fmt(w["max"])))
+    for nap in ("nic", "nic-icount"):
+        sums = part_sums(ph_rows, nap)
+        for part in ("entry", "exit"):
+            v = C.summary([x[part] for x in sums.values()])
+            C.say("  %s, %s: %s ms (median of %d, %s..%s)" % (
+                "traced" if nap == "nic" else "traced under -icount", part,
+                C.fmt(v["median"]), v["n"], C.fmt(v["min"]),
+                C.fmt(v["max"])))
     return {"name": "breakdown", "window": window,
             "settle_s": 0 if ctx.quick else SETTLE_S, "runs": runs,
             "phases": ph_rows, "devices": dev_rows, "quiet": quiet_rows,
@@ -257,6 +307,19 @@ def run(ctx):
 
 
 # --- summaries for the report and the plot ---------------------------------
+
+def part_sums(ph_rows, nap):
+    """{run: {"entry": ms, "exit": ms}} of one kind of nap."""
+    out = defaultdict(lambda: {"entry": 0.0, "exit": 0.0})
+    for r in ph_rows:
+        if r["nap"] != nap:
+            continue
+        if r["phase"] in ENTRY or r["phase"] == "halt":
+            out[r["run"]]["entry"] += r["ms"]
+        elif r["phase"] in EXIT:
+            out[r["run"]]["exit"] += r["ms"]
+    return dict(out)
+
 
 def phase_medians(res, nap):
     by = defaultdict(list)
@@ -316,6 +379,54 @@ def plot(P, res):
     return P.render("breakdown", script)
 
 
+def spread_pct(v):
+    """(max - min) / median in %, or None."""
+    if not v["median"] or v["n"] < 2:
+        return None
+    return 100.0 * (v["max"] - v["min"]) / v["median"]
+
+
+def icount_md(res):
+    """The phases of the NIC-woken nap under -icount beside the wall-clock
+    ones: medians, [min..max] and spread over the runs."""
+    by = {nap: defaultdict(list) for nap in ("nic", "nic-icount")}
+    for r in res["phases"]:
+        if r["nap"] in by and r["phase"] != "nap":
+            by[r["nap"]][r["phase"]].append(r["ms"])
+    if not by["nic-icount"]:
+        return []
+    for nap in by:
+        for run, v in part_sums(res["phases"], nap).items():
+            by[nap]["**entry, sum**"].append(v["entry"])
+            by[nap]["**exit, sum**"].append(v["exit"])
+    rows = []
+    for p in list(ENTRY) + ["halt"] + list(EXIT) + ["**entry, sum**",
+                                                    "**exit, sum**"]:
+        w = C.summary(by["nic"].get(p, []))
+        i = C.summary(by["nic-icount"].get(p, []))
+        if not w["n"] and not i["n"]:
+            continue
+        cells = [p]
+        for v in (w, i):
+            sp = spread_pct(v)
+            cells.append("%s [%s..%s]" % (C.fmt(v["median"], 3),
+                                          C.fmt(v["min"], 3),
+                                          C.fmt(v["max"], 3))
+                         if v["n"] else "-")
+            cells.append("%.0f %%" % sp if sp is not None else "-")
+        rows.append("| %s |" % " | ".join(cells))
+    return ["### The same nap on an instruction clock (-icount)\n",
+            "The NIC-woken nap traced again in a guest under QEMU's "
+            "`-icount shift=3,sleep=on`: guest time counts executed "
+            "instructions (8 ns each) and the sleeps the guest asked for, "
+            "so host load does not move it. Medians [min..max] over the "
+            "runs, and the spread (max - min over the median), wall clock "
+            "beside instruction clock. A change is visible in one run when "
+            "it is larger than the instruction clock's spread.\n",
+            "| phase | traced, wall ms | spread | traced, -icount ms | "
+            "spread |\n|---|---|---|---|---|\n" + "\n".join(rows) + "\n"]
+
+
 def report_md(res, figs, fig_md):
     e = phase_medians(res, "nic")
     out = ["## 5. Where a nap's time goes\n",
@@ -341,6 +452,7 @@ def report_md(res, figs, fig_md):
         out.append("| phase | device | driver | ms |\n|---|---|---|---|\n" +
                    "\n".join("| %s | %s | %s | %.3f |" % r for r in top) +
                    "\n")
+    out.extend(icount_md(res))
     defer = res.get("defer") or []
     if defer:
         out.append("### A quiet nap, timers deferred or not\n")

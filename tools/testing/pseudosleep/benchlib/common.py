@@ -307,7 +307,7 @@ class BenchGuest:
     `netns` names its namespace and get() reaches it there."""
 
     def __init__(self, name, script, ports=(80,), append="", qmp=False,
-                 timeout=3600, logdir=None, smp=2, net="user"):
+                 timeout=3600, logdir=None, smp=2, net="user", vm_args=()):
         self.name = name
         if net == "bridge":
             self.port = {g: g for g in ports}
@@ -320,7 +320,8 @@ class BenchGuest:
         self.info = {}
         self.seen = []
         self.g = pslib.Guest(GUEST_LIB + script, fwd=fwd, append=self.append,
-                             qmp=qmp, timeout=timeout, smp=smp, net=net)
+                             qmp=qmp, timeout=timeout, smp=smp, net=net,
+                             extra=vm_args)
         self.netns = self.g.netns
         self.qemu_pid = None
         self.cmdline = ""

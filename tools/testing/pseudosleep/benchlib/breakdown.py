@@ -192,11 +192,13 @@ def run_one(ctx, run, window):
                 row["status"] = "failed: no %s nap" % nap
                 C.broken("breakdown run %d: no %s nap" % (run, nap), bg)
                 return row, traces
+            # The trace follows NAPPING at once when the nap ends, maybe
+            # before the request below has its answer: count from here.
+            n = len(bg.g.output)
             if nap == "nic":
                 time.sleep(1.0)
                 body, _ = C.http_get(bg.port[80], "/", timeout=10)
                 row["answered"] = body is not None
-            n = len(bg.g.output)
             end = bg.wait(r"^TRACE-END", window + 120)
             if not end:
                 row["status"] = "failed: no trace of the %s nap" % nap
@@ -233,9 +235,9 @@ def run_icount(ctx, run):
         if not bg.wait(r"^NAPPING 1", 300):
             C.broken("breakdown run %d: no nap under -icount" % run, bg)
             return "failed: no nap under -icount", []
+        n = len(bg.g.output)
         time.sleep(1.0)
         body, _ = C.http_get(bg.port[80], "/", timeout=30)
-        n = len(bg.g.output)
         if not bg.wait(r"^TRACE-END", 180):
             return "failed: no trace under -icount", []
         lines = bg.g.output[n:]
@@ -309,16 +311,20 @@ def run(ctx):
 # --- summaries for the report and the plot ---------------------------------
 
 def part_sums(ph_rows, nap):
-    """{run: {"entry": ms, "exit": ms}} of one kind of nap."""
-    out = defaultdict(lambda: {"entry": 0.0, "exit": 0.0})
+    """{run: {"entry": ms or None, "exit": ms or None}} of one kind of nap.
+    A part whose trace lacks one of its phases (the ring buffer lost the
+    first events) has no sum rather than a short one."""
+    got = defaultdict(dict)
     for r in ph_rows:
-        if r["nap"] != nap:
-            continue
-        if r["phase"] in ENTRY or r["phase"] == "halt":
-            out[r["run"]]["entry"] += r["ms"]
-        elif r["phase"] in EXIT:
-            out[r["run"]]["exit"] += r["ms"]
-    return dict(out)
+        if r["nap"] == nap:
+            got[r["run"]][r["phase"]] = r["ms"]
+    out = {}
+    for run, ph in got.items():
+        out[run] = {}
+        for part, names in (("entry", ENTRY + ("halt",)), ("exit", EXIT)):
+            out[run][part] = sum(ph[p] for p in names) \
+                if all(p in ph for p in names) else None
+    return out
 
 
 def phase_medians(res, nap):
@@ -397,8 +403,9 @@ def icount_md(res):
         return []
     for nap in by:
         for run, v in part_sums(res["phases"], nap).items():
-            by[nap]["**entry, sum**"].append(v["entry"])
-            by[nap]["**exit, sum**"].append(v["exit"])
+            for part in ("entry", "exit"):
+                if v[part] is not None:
+                    by[nap]["**%s, sum**" % part].append(v[part])
     rows = []
     for p in list(ENTRY) + ["halt"] + list(EXIT) + ["**entry, sum**",
                                                     "**exit, sum**"]:
@@ -422,7 +429,8 @@ def icount_md(res):
             "so host load does not move it. Medians [min..max] over the "
             "runs, and the spread (max - min over the median), wall clock "
             "beside instruction clock. A change is visible in one run when "
-            "it is larger than the instruction clock's spread.\n",
+            "it is larger than the instruction clock's spread. A sum "
+            "counts only the runs whose trace has all of its phases.\n",
             "| phase | traced, wall ms | spread | traced, -icount ms | "
             "spread |\n|---|---|---|---|---|\n" + "\n".join(rows) + "\n"]
 

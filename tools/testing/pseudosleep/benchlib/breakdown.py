@@ -322,8 +322,10 @@ def part_sums(ph_rows, nap):
     for run, ph in got.items():
         out[run] = {}
         for part, names in (("entry", ENTRY + ("halt",)), ("exit", EXIT)):
-            out[run][part] = sum(ph[p] for p in names) \
-                if all(p in ph for p in names) else None
+            # A nap does not suspend the console: no resume_console.
+            need = [p for p in names if p != "resume_console"]
+            out[run][part] = sum(ph.get(p, 0.0) for p in names) \
+                if all(p in ph for p in need) else None
     return out
 
 

@@ -50,7 +50,6 @@ int pseudosleep_parse_bool(const char *buf, bool *val);
 int pseudosleep_keep_mark(void);
 bool pseudosleep_keep_consoles(void);
 void pseudosleep_keep_unmark(void);
-void pseudosleep_keep_irq_controllers(unsigned int irq);
 
 /* pseudosleep_stats.c: /sys/power/pseudosleep/ */
 void pseudosleep_stats_nap(unsigned long wakeups);

@@ -9,7 +9,6 @@
 #include <kunit/test.h>
 #include <linux/bitmap.h>
 #include <linux/delay.h>
-#include <linux/irqdomain.h>
 #include <linux/suspend.h>
 #include <net/sock.h>
 
@@ -358,42 +357,6 @@ static void keep_follows_device_links(struct kunit *test)
 	device_link_del(l1);
 }
 
-static const struct irq_domain_ops keep_test_domain_ops = {};
-
-/* A kept IRQ keeps the device behind its irq domain, with its suppliers. */
-static void keep_follows_irq_domains(struct kunit *test)
-{
-	struct device *ctl, *sup;
-	struct device_link *link;
-	struct irq_domain *dom;
-	unsigned int virq;
-
-	ctl = kunit_device_register(test, "ps-irq-controller");
-	sup = kunit_device_register(test, "ps-irq-clock");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(ctl) || IS_ERR(sup));
-	link = device_link_add(ctl, sup, DL_FLAG_STATELESS);
-	KUNIT_ASSERT_NOT_NULL(test, link);
-	dom = irq_domain_create_linear(NULL, 1, &keep_test_domain_ops, NULL);
-	KUNIT_ASSERT_NOT_NULL(test, dom);
-	irq_domain_set_pm_device(dom, ctl);
-	virq = irq_create_mapping(dom, 0);
-	KUNIT_ASSERT_GT(test, virq, 0U);
-
-	KUNIT_EXPECT_FALSE(test, ctl->power.pseudosleep_kept);
-	device_pm_lock();
-	pseudosleep_keep_irq_controllers(virq);
-	device_pm_unlock();
-	KUNIT_EXPECT_TRUE(test, ctl->power.pseudosleep_kept);
-	KUNIT_EXPECT_TRUE(test, sup->power.pseudosleep_kept);
-	pseudosleep_keep_unmark();
-	KUNIT_EXPECT_FALSE(test, ctl->power.pseudosleep_kept);
-	KUNIT_EXPECT_FALSE(test, sup->power.pseudosleep_kept);
-
-	irq_dispose_mapping(virq);
-	irq_domain_remove(dom);
-	device_link_del(link);
-}
-
 static struct kunit_case pseudosleep_test_cases[] = {
 	KUNIT_CASE(parse_irqs_good),
 	KUNIT_CASE(parse_irqs_bad),
@@ -405,7 +368,6 @@ static struct kunit_case pseudosleep_test_cases[] = {
 	KUNIT_CASE(wake_on_task),
 	KUNIT_CASE(state_tables),
 	KUNIT_CASE(keep_follows_device_links),
-	KUNIT_CASE(keep_follows_irq_domains),
 	{}
 };
 

@@ -114,25 +114,12 @@ def t_no_boot_fails_fast():
     --boot-timeout with exit 125, not at --timeout."""
     t0 = time.monotonic()
     rc, out, err = vm_run(["--accel", "tcg", "--boot-timeout", "5",
-                           "--no-retry", "--qemu-arg=-S", "--", "true"])
+                           "--qemu-arg=-S", "--", "true"])
     took = time.monotonic() - t0
     drop_kept_log(err)
-    ok = rc == 125 and "did not boot" in err and \
-        "console stayed empty" in err and "retrying" not in err
+    ok = rc == 125 and "did not boot" in err and "console stayed empty" in err
     return ("passed" if ok else "failed"), "exit %d after %.0f s: %s" % (
         rc, took, (err.strip().splitlines() or [""])[0]), None
-
-
-def t_no_boot_retried_once():
-    """A TCG guest that hangs before init (its first boot's vCPUs held)
-    is booted once more, says so, and its command runs once."""
-    rc, out, err = vm_run(["--accel", "tcg", "--boot-timeout", "30", "--",
-                           "sh", "-c", "echo once; exit 7"],
-                          env={"VM_RUN_TCG_STALL_ONCE": "1"}, quiet=False)
-    said = "hung before init under tcg" in err and "retrying once" in err
-    ok = rc == 7 and out.strip() == "once" and said
-    return ("passed" if ok else "failed"), "exit %d, %s" % (
-        rc, "retried" if said else err.strip()[-160:]), None
 
 
 def t_status_through_console_flood():
@@ -718,8 +705,6 @@ HOST_TESTS = [
     ("vm-run: a silent KVM guest is retried under TCG", t_accel_kvm_silent),
     ("vm-run: a guest that does not boot fails at --boot-timeout",
      t_no_boot_fails_fast),
-    ("vm-run: a guest that hangs before init is booted once more",
-     t_no_boot_retried_once),
     ("vm-run: exit status arrives through a console flood",
      t_status_through_console_flood),
     ("vm-run: SIGTERM stops QEMU and removes temporary files",

@@ -558,7 +558,7 @@ def t_quiet_naps():
         "echo QUIET-START > /dev/kmsg && ok=0 && "
         "for i in $(seq %d); do "
         "echo 0 > /sys/class/rtc/rtc0/wakealarm; "
-        "echo +2 > /sys/class/rtc/rtc0/wakealarm; "
+        "echo +3 > /sys/class/rtc/rtc0/wakealarm; "
         "echo mem > /sys/power/state && ok=$((ok + 1)); done; "
         "echo QUIET-END > /dev/kmsg; sleep 1; echo NAPS-OK $ok" % naps,
         timeout=300)

@@ -141,6 +141,24 @@ static int set_alarm(int rtc, int secs)
 	return 0;
 }
 
+/* Wait for the RTC's next second; the CMOS RTC counts whole seconds. */
+static int rtc_second_edge(int rtc)
+{
+	struct rtc_time t0, t;
+	int i;
+
+	if (ioctl(rtc, RTC_RD_TIME, &t0))
+		return -errno;
+	for (i = 0; i < 150; i++) {
+		usleep(10000);
+		if (ioctl(rtc, RTC_RD_TIME, &t))
+			return -errno;
+		if (t.tm_sec != t0.tm_sec)
+			return 0;
+	}
+	return -ETIMEDOUT;
+}
+
 /* Block until the RTC interrupt has been delivered. */
 static int wait_alarm(int rtc)
 {
@@ -152,6 +170,38 @@ static int wait_alarm(int rtc)
 }
 
 #define TIMER_DEFER "/sys/module/pseudosleep/parameters/timer_defer_ms"
+
+/*
+ * Nap until the RTC alarm @secs seconds away, set on an RTC second edge so
+ * that entry has all of them.  On a loaded host a TCG guest's first entry
+ * can take longer (the suspend path is translated as it first runs); the
+ * alarm then comes during entry and rightly aborts the nap.  That abort is
+ * checked (counted, reported as the RTC's) and the nap tried once more with
+ * twice the time.  Returns what the last "mem" write returned.
+ */
+static int nap_on_alarm(struct __test_metadata *_metadata, int rtc,
+			int rtc_irq, int secs)
+{
+	long long aborted;
+	int ret, try;
+
+	for (try = 0; try < 2; try++, secs *= 2) {
+		aborted = ps_read_num(PS_STATS "aborted_naps");
+		ret = rtc_second_edge(rtc);
+		if (!ret)
+			ret = set_alarm(rtc, secs);
+		if (!ret)
+			ret = ps_write(STATE, "mem");
+		if (ret != -EBUSY ||
+		    ps_read_num(PS_STATS "aborted_naps") != aborted + 1 ||
+		    ps_read_num(PS_STATS "last_wake_irq") != rtc_irq)
+			break;
+		TH_LOG("the %d s alarm came during entry; again", secs);
+		if (wait_alarm(rtc))
+			break;
+	}
+	return ret;
+}
 
 TEST_F(nap, armed_rtc_alarm_ends_nap)
 {
@@ -168,15 +218,18 @@ TEST_F(nap, armed_rtc_alarm_ends_nap)
 	aborted = ps_read_num(PS_STATS "aborted_naps");
 	ASSERT_LE(0, naps);
 
-	/* Timers on time, so some interrupts come and are filtered. */
+	/*
+	 * Timers on time, so some interrupts come and are filtered: 3 s
+	 * with a guest's housekeeping timers give a dozen or more.
+	 */
 	ASSERT_LT(0, ps_read(TIMER_DEFER, defer, sizeof(defer)));
 	ASSERT_EQ(0, ps_write(TIMER_DEFER, "0"));
-	ASSERT_EQ(0, set_alarm(self->rtc, 2));
-	EXPECT_EQ(0, ps_write(STATE, "mem"));
+	EXPECT_EQ(0, nap_on_alarm(_metadata, self->rtc, self->rtc_irq, 3));
 	ASSERT_EQ(0, ps_write(TIMER_DEFER, defer));
 
 	EXPECT_EQ(naps + 1, ps_read_num(PS_STATS "naps"));
-	EXPECT_EQ(aborted, ps_read_num(PS_STATS "aborted_naps"));
+	/* Only aborts by the alarm itself, logged above, are allowed. */
+	EXPECT_GE(aborted + 1, ps_read_num(PS_STATS "aborted_naps"));
 	EXPECT_EQ(self->rtc_irq, ps_read_num("/sys/power/pm_wakeup_irq"));
 	EXPECT_EQ(self->rtc_irq, ps_read_num(PS_STATS "last_wake_irq"));
 	EXPECT_LT(0, ps_read_num(PS_STATS "last_nap_ns"));
@@ -254,8 +307,7 @@ TEST_F(nap, deep_idle_nap_ends_on_armed_irq)
 
 	naps = ps_read_num(PS_STATS "naps");
 	ASSERT_EQ(0, ps_write(param, "1"));
-	ASSERT_EQ(0, set_alarm(self->rtc, 2));
-	EXPECT_EQ(0, ps_write(STATE, "mem"));
+	EXPECT_EQ(0, nap_on_alarm(_metadata, self->rtc, self->rtc_irq, 2));
 	ASSERT_EQ(0, ps_write(param, "0"));
 	EXPECT_EQ(naps + 1, ps_read_num(PS_STATS "naps"));
 	EXPECT_EQ(self->rtc_irq, ps_read_num(PS_STATS "last_wake_irq"));
@@ -293,10 +345,11 @@ TEST_F(nap, boottime_alarm_ends_nap)
 }
 
 /* spurious_wakeups: the halted CPUs' wakeups in the last nap. */
-static long long quiet_nap_wakeups(int rtc, const char *defer_ms)
+static long long quiet_nap_wakeups(struct __test_metadata *_metadata,
+				   int rtc, int rtc_irq, const char *defer_ms)
 {
-	if (ps_write(TIMER_DEFER, defer_ms) || set_alarm(rtc, 5) ||
-	    ps_write(STATE, "mem") || wait_alarm(rtc))
+	if (ps_write(TIMER_DEFER, defer_ms) ||
+	    nap_on_alarm(_metadata, rtc, rtc_irq, 5) || wait_alarm(rtc))
 		return -1;
 	return ps_read_num(PS_STATS "spurious_wakeups");
 }
@@ -313,8 +366,8 @@ TEST_F(nap, deferred_timers_quiet_the_nap)
 	char saved[16];
 
 	ASSERT_LT(0, ps_read(param, saved, sizeof(saved)));
-	plain = quiet_nap_wakeups(self->rtc, "0");
-	quiet = quiet_nap_wakeups(self->rtc, "4000");
+	plain = quiet_nap_wakeups(_metadata, self->rtc, self->rtc_irq, "0");
+	quiet = quiet_nap_wakeups(_metadata, self->rtc, self->rtc_irq, "4000");
 	ASSERT_EQ(0, ps_write(param, saved));
 	ASSERT_LE(0, plain);
 	ASSERT_LE(0, quiet);

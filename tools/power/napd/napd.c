@@ -75,6 +75,7 @@ struct napd {
 	bool use_diag;
 	char tcp[2][PATH_MAX];		/* /proc/net/tcp and tcp6 */
 	int rx_fd;
+	int rx6_fd;			/* wake_on=task: /proc/net/snmp6 */
 	unsigned long long last_rx;
 	unsigned long long quiet_since;	/* CLOCK_MONOTONIC ns */
 };
@@ -105,6 +106,25 @@ static void logmsg(const struct napd *n, const char *fmt, ...)
 	fprintf(stderr, "napd: %s\n", line);
 }
 
+/* wake_on=task: add the IPv6 UDP datagrams, if the kernel has IPv6. */
+static int read_rx6(struct napd *n, unsigned long long *rx)
+{
+	unsigned long long dgrams;
+	char buf[8192];
+	ssize_t len;
+
+	if (n->rx6_fd < 0)
+		return 0;
+	len = pread(n->rx6_fd, buf, sizeof(buf) - 1, 0);
+	if (len < 0)
+		return -errno;
+	buf[len] = '\0';
+	if (procnet_snmp6_in(buf, &dgrams))
+		return -EINVAL;
+	*rx += dgrams;
+	return 0;
+}
+
 static int read_rx(struct napd *n, unsigned long long *rx)
 {
 	char buf[8192], *end;
@@ -117,7 +137,7 @@ static int read_rx(struct napd *n, unsigned long long *rx)
 		return -errno;
 	buf[len] = '\0';
 	if (n->setup.rx_snmp)
-		return procnet_snmp_in(buf, rx) ? -EINVAL : 0;
+		return procnet_snmp_in(buf, rx) || read_rx6(n, rx) ? -EINVAL : 0;
 	*rx = strtoull(buf, &end, 10);
 	if (end == buf)
 		return -EINVAL;
@@ -667,10 +687,20 @@ static int install_signals(void)
 static int start(struct napd *n)
 {
 	const struct napd_opts *o = n->o;
-	char irqs[SETTING_VAL_MAX] = "";
+	char irqs[SETTING_VAL_MAX] = "", path6[PATH_MAX];
 	int ret;
 
 	n->rx_fd = open(n->setup.rx_packets, O_RDONLY | O_CLOEXEC);
+	if (n->setup.rx_snmp) {
+		/* No snmp6 without IPv6: then there is nothing to add. */
+		if (path_fmt(path6, sizeof(path6), "%s/net/snmp6",
+			     o->proc_root)) {
+			fprintf(stderr, "napd: path too long under %s\n",
+				o->proc_root);
+			return -1;
+		}
+		n->rx6_fd = open(path6, O_RDONLY | O_CLOEXEC);
+	}
 	if (n->rx_fd < 0 || read_rx(n, &n->last_rx)) {
 		fprintf(stderr, "napd: cannot read %s\n", n->setup.rx_packets);
 		return -1;
@@ -782,6 +812,7 @@ int main(int argc, char *argv[])
 	n.argc = argc;
 	n.argv = argv;
 	n.rx_fd = -1;
+	n.rx6_fd = -1;
 	n.diag.fd = -1;
 	n.ctl_fd = -1;
 	n.busy_check = -1;
@@ -827,6 +858,8 @@ int main(int argc, char *argv[])
 	diag_close(&n.diag);
 	if (n.rx_fd >= 0)
 		close(n.rx_fd);
+	if (n.rx6_fd >= 0)
+		close(n.rx6_fd);
 
 	if (o.log)
 		stats_print_summary(&n.stats, stderr);

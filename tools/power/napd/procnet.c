@@ -351,3 +351,18 @@ int procnet_snmp_in(const char *buf, unsigned long long *in)
 	*in = segs - rsts + dgrams;
 	return 0;
 }
+
+int procnet_snmp6_in(const char *buf, unsigned long long *in)
+{
+	char line[256], name[64];
+	unsigned long long v;
+
+	while (copy_line(&buf, line, sizeof(line))) {
+		if (sscanf(line, "%63s %llu", name, &v) == 2 &&
+		    !strcmp(name, "Udp6InDatagrams")) {
+			*in = v;
+			return 0;
+		}
+	}
+	return -1;
+}

@@ -82,4 +82,11 @@ int procnet_dev_rx(const char *buf, unsigned long long *rx);
  */
 int procnet_snmp_in(const char *buf, unsigned long long *in);
 
+/*
+ * UDP datagrams received for IPv6 sockets, from /proc/net/snmp6 text @buf
+ * (Udp6InDatagrams; IPv6 TCP is already in /proc/net/snmp).  0, or -1 if
+ * the counter is missing.
+ */
+int procnet_snmp6_in(const char *buf, unsigned long long *in);
+
 #endif /* NAPD_PROCNET_H */

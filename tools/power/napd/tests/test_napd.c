@@ -1675,6 +1675,11 @@ static void test_snmp_in(void)
 	/* A segment for a socket: a change. */
 	CHECK(!procnet_snmp_in("Tcp: InSegs OutRsts\nTcp: 12 5\nUdp: InDatagrams\nUdp: 1\n",
 			       &in) && in != before);
+	/* IPv6 UDP is counted in snmp6 only. */
+	CHECK(!procnet_snmp6_in("Udp6InErrors 3\nUdp6InDatagrams   \t42\nUdp6NoPorts 9\n",
+				&in) && in == 42);
+	CHECK(procnet_snmp6_in("Ip6InReceives 5\nUdp6NoPorts 9\n", &in) == -1);
+	CHECK(procnet_snmp6_in("Udp6InDatagrams x\n", &in) == -1);
 }
 
 /* --wake-on: auto picks task where the kernel has it; restored on exit. */

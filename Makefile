@@ -14,6 +14,7 @@ BZIMAGE    := $(KOBJ)/arch/x86/boot/bzImage
 INITRAMFS  := $(BUILD_DIR)/initramfs.cpio.gz
 JOBS       ?= $(shell nproc)
 CONFIGS    ?= configs/qemu-guest.config configs/pseudosleep.config configs/pollist.config \
+              configs/rcu-nocb.config \
               configs/debug.config $(EXTRA_CONFIGS)
 T          := $(TOP)/tools/testing/pseudosleep
 SELFTESTS  := pseudosleep pollist
@@ -179,7 +180,8 @@ demo: kernel initramfs
 # alone multiplies lock costs under TCG) in its own build directory; the
 # QUICK=1 smoke test reuses the test kernel.
 BENCH_DIR ?= $(TOP)/build-bench
-BENCH_CONFIGS := configs/qemu-guest.config configs/pseudosleep.config configs/pollist.config
+BENCH_CONFIGS := configs/qemu-guest.config configs/pseudosleep.config configs/pollist.config \
+                 configs/rcu-nocb.config
 ifeq ($(QUICK),)
 bench:
 	@$(MAKE) -s BUILD_DIR=$(BENCH_DIR) CONFIGS="$(BENCH_CONFIGS)" kernel initramfs

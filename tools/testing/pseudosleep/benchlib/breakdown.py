@@ -16,6 +16,11 @@ the halted CPUs' timers deferred (pseudosleep.timer_defer_ms=4000, the
 default) and not (0), alternating: the CPUs' wakeups per second while
 halted, and every interrupt of the nap, entry and exit included.
 
+Then, in a second guest booted with rcu_nocbs=all (RCU callbacks
+offloaded to kthreads, configs/rcu-nocb.config), the same untraced quiet
+naps with the timers deferred: a CPU with callbacks queued need not keep
+its tick for them through the nap.
+
 Then, in a guest run with QEMU's -icount (ICOUNT below: guest time is
 counted in executed instructions, and a sleep takes the virtual time it
 asked for), the same NIC-woken nap traced again: its phase costs do not
@@ -26,7 +31,8 @@ Writes breakdown_phases.csv (run, nap, phase, ms), breakdown_devices.csv
 (the callbacks each device ran, per phase), quiet_nap.csv (each source of
 interrupts and timers during the quiet nap, per second) and
 breakdown.png (entry and exit of the NIC-woken nap, stacked by phase),
-quiet_defer.csv (run, defer_ms, nap_s, wakeups, per_s, irqs).
+quiet_defer.csv (run, defer_ms, rcu_nocbs, nap_s, wakeups, per_s,
+irqs).
 """
 
 import re
@@ -47,6 +53,8 @@ QUIET_LINE = re.compile(r"^QUIET (\w+) defer_ms=(\d+) nap_ns=(\d+) "
                         r"wakeups=(\d+) irqs=(\d+)")
 DEFER_MS = (4000, 0)
 QUIET_PAIRS = 2
+# The quiet-nap modes of the report: (timer_defer_ms, rcu_nocbs=).
+QUIET_MODES = ((4000, ""), (0, ""), (4000, "all"))
 INTERRUPTS = ("irq_handler_entry", "local_timer_entry", "reschedule_entry",
               "call_function_entry", "call_function_single_entry")
 
@@ -81,6 +89,34 @@ echo "INFO quiet_uptime_s=$(cut -d' ' -f1 /proc/uptime)"
 %secho DONE
 exec sleep 1000000
 """ % (window, settle, quiet)
+
+
+def nocb_script(window, settle):
+    """The quiet naps of a guest booted with rcu_nocbs=all, deferred."""
+    quiet = "/usr/share/pseudosleep/quiet-nap.sh %g 4000\n" % window
+    return r"""
+grep -q 'rcu_nocbs=all' /proc/cmdline || echo "NOCB-MISSING"
+while [ "$(cut -d. -f1 /proc/uptime)" -lt %d ]; do sleep 1; done
+%secho DONE
+exec sleep 1000000
+""" % (settle, quiet * QUIET_PAIRS * len(DEFER_MS))
+
+
+def quiet_rows(lines, run, nocbs):
+    """The rows of quiet_defer.csv from quiet-nap.sh's QUIET lines."""
+    out = []
+    for line in lines:
+        m = QUIET_LINE.match(line)
+        if not m or m.group(1) != "ok":
+            continue
+        secs = int(m.group(3)) / 1e9
+        out.append({"run": run, "defer_ms": int(m.group(2)),
+                    "rcu_nocbs": nocbs, "nap_s": round(secs, 3),
+                    "wakeups": int(m.group(4)),
+                    "per_s": round(int(m.group(4)) / secs, 3)
+                    if secs else None,
+                    "irqs": int(m.group(5))})
+    return out
 
 
 def parse(lines):
@@ -210,21 +246,30 @@ def run_one(ctx, run, window):
         n = len(bg.g.output)
         if bg.wait(r"^DONE", SETTLE_S +
                    len(DEFER_MS) * QUIET_PAIRS * (window + 60)):
-            for line in bg.g.output[n:]:
-                m = QUIET_LINE.match(line)
-                if m and m.group(1) == "ok":
-                    secs = int(m.group(3)) / 1e9
-                    row.setdefault("quiet", []).append({
-                        "run": run, "defer_ms": int(m.group(2)),
-                        "nap_s": round(secs, 3),
-                        "wakeups": int(m.group(4)),
-                        "per_s": round(int(m.group(4)) / secs, 3)
-                        if secs else None,
-                        "irqs": int(m.group(5))})
+            row["quiet"] = quiet_rows(bg.g.output[n:], run, "")
         ctx.note_guest(bg)
     finally:
         bg.stop()
     return row, traces
+
+
+def run_nocb(ctx, run, window):
+    """Untraced quiet naps in a guest booted with rcu_nocbs=all: rows."""
+    settle = 0 if ctx.quick else SETTLE_S
+    bg = C.BenchGuest("breakdown-nocb-%d" % run, nocb_script(window, settle),
+                      ports=(), append="rcu_nocbs=all", logdir=ctx.logdir)
+    try:
+        if not bg.wait(r"^DONE", settle + 120 + len(DEFER_MS) *
+                       QUIET_PAIRS * (window + 60)):
+            C.broken("breakdown run %d: no quiet naps with rcu_nocbs=all"
+                     % run, bg)
+            return []
+        if "NOCB-MISSING" in bg.g.output:
+            C.say("  run %d: rcu_nocbs=all not on the command line" % run)
+            return []
+        return quiet_rows(bg.g.output, run, "all")
+    finally:
+        bg.stop()
 
 
 def run_icount(ctx, run):
@@ -257,6 +302,7 @@ def run(ctx):
     ph_rows, dev_rows, quiet_rows, runs = [], [], [], []
     for run in range(ctx.runs):
         row, traces = run_one(ctx, run, window)
+        row.setdefault("quiet", []).extend(run_nocb(ctx, run, window))
         row["icount"], ev = run_icount(ctx, run)
         if ev:
             traces["nic-icount"] = ev
@@ -288,12 +334,15 @@ def run(ctx):
                 ["run", "kind", "source", "count", "nap_s", "per_s"])
     defer_rows = [q for r in runs for q in r.pop("quiet", [])]
     C.write_csv(ctx.path("quiet_defer.csv"), defer_rows,
-                ["run", "defer_ms", "nap_s", "wakeups", "per_s", "irqs"])
-    for d in DEFER_MS:
-        w = defer_summary(defer_rows, d, "per_s")
-        C.say("  quiet nap, timer_defer_ms=%d: %s CPU wakeups/s "
-              "(median of %d naps, %s..%s)" % (d, C.fmt(w["median"]), w["n"],
-                                             C.fmt(w["min"]), C.fmt(w["max"])))
+                ["run", "defer_ms", "rcu_nocbs", "nap_s", "wakeups", "per_s",
+                 "irqs"])
+    for d, nocbs in QUIET_MODES:
+        w = defer_summary(defer_rows, d, "per_s", nocbs)
+        C.say("  quiet nap, timer_defer_ms=%d%s: %s CPU wakeups/s "
+              "(median of %d naps, %s..%s)" % (
+                  d, ", rcu_nocbs=" + nocbs if nocbs else "",
+                  C.fmt(w["median"]), w["n"], C.fmt(w["min"]),
+                  C.fmt(w["max"])))
     for nap in ("nic", "nic-icount"):
         sums = part_sums(ph_rows, nap)
         for part in ("entry", "exit"):
@@ -348,9 +397,11 @@ def device_summary(res, nap="nic", top=12):
     return sorted(rows, key=lambda x: -x[3])[:top], len(per)
 
 
-def defer_summary(rows, defer_ms, key):
-    """C.summary() of `key` over the quiet naps with this timer_defer_ms."""
-    return C.summary([q[key] for q in rows if q["defer_ms"] == defer_ms])
+def defer_summary(rows, defer_ms, key, nocbs=""):
+    """C.summary() of `key` over the quiet naps with this timer_defer_ms
+    and rcu_nocbs= (rows of runs before that mode have none)."""
+    return C.summary([q[key] for q in rows if q["defer_ms"] == defer_ms and
+                      q.get("rcu_nocbs", "") == nocbs])
 
 
 def quiet_summary(res):
@@ -472,21 +523,28 @@ def report_md(res, figs, fig_md):
                    "wakeups during the nap (`spurious_wakeups`), per second "
                    "of the nap; target of issue 13: at most 1. Interrupts: "
                    "every count of /proc/interrupts over the whole `echo "
-                   "mem`, entry and exit included.\n" % (
+                   "mem`, entry and exit included. The rcu_nocbs=all rows "
+                   "come from a second guest booted with that parameter "
+                   "(RCU callbacks run by kthreads, so a CPU with callbacks "
+                   "queued need not keep its tick for them).\n" % (
                        res["window"],
                        "from %s s of uptime on, once boot-time timers have "
                        "settled" % res["settle_s"] if res.get("settle_s")
                        else "right after boot"))
         trows = []
-        for d in DEFER_MS:
-            w = defer_summary(defer, d, "per_s")
-            i = defer_summary(defer, d, "irqs")
-            trows.append("| %d%s | %d | %s [%s..%s] | %s |" % (
-                d, " (default)" if d == 4000 else " (off)", w["n"],
+        for d, nocbs in QUIET_MODES:
+            w = defer_summary(defer, d, "per_s", nocbs)
+            i = defer_summary(defer, d, "irqs", nocbs)
+            if not w["n"]:
+                continue
+            trows.append("| %d%s | %s | %d | %s [%s..%s] | %s |" % (
+                d, " (default)" if d == 4000 else " (off)",
+                nocbs or "-", w["n"],
                 C.fmt(w["median"]), C.fmt(w["min"]), C.fmt(w["max"]),
                 C.fmt(i["median"])))
-        out.append("| timer_defer_ms | naps | CPU wakeups/s, median [min..max]"
-                   " | interrupts per nap, median |\n|---|---|---|---|\n" +
+        out.append("| timer_defer_ms | rcu_nocbs | naps | CPU wakeups/s, "
+                   "median [min..max] | interrupts per nap, median |\n"
+                   "|---|---|---|---|---|\n" +
                    "\n".join(trows) + "\n")
     rows, total = quiet_summary(res)
     if rows:

@@ -13,9 +13,10 @@ KOBJ       := $(BUILD_DIR)/obj
 BZIMAGE    := $(KOBJ)/arch/x86/boot/bzImage
 INITRAMFS  := $(BUILD_DIR)/initramfs.cpio.gz
 JOBS       ?= $(shell nproc)
-CONFIGS    ?= configs/qemu-guest.config configs/pseudosleep.config configs/pollist.config \
-              configs/rcu-nocb.config \
-              configs/debug.config $(EXTRA_CONFIGS)
+# The guest's fragments; the test kernel adds the debug ones.
+GUEST_CONFIGS := configs/qemu-guest.config configs/pseudosleep.config \
+              configs/pollist.config configs/rcu-nocb.config
+CONFIGS    ?= $(GUEST_CONFIGS) configs/debug.config $(EXTRA_CONFIGS)
 T          := $(TOP)/tools/testing/pseudosleep
 SELFTESTS  := pseudosleep pollist
 STAMPS     := $(BUILD_DIR)/.stamps
@@ -180,8 +181,7 @@ demo: kernel initramfs
 # alone multiplies lock costs under TCG) in its own build directory; the
 # QUICK=1 smoke test reuses the test kernel.
 BENCH_DIR ?= $(TOP)/build-bench
-BENCH_CONFIGS := configs/qemu-guest.config configs/pseudosleep.config configs/pollist.config \
-                 configs/rcu-nocb.config
+BENCH_CONFIGS := $(GUEST_CONFIGS)
 ifeq ($(QUICK),)
 bench:
 	@$(MAKE) -s BUILD_DIR=$(BENCH_DIR) CONFIGS="$(BENCH_CONFIGS)" kernel initramfs

@@ -106,20 +106,28 @@ static void logmsg(const struct napd *n, const char *fmt, ...)
 	fprintf(stderr, "napd: %s\n", line);
 }
 
+/* Up to @size - 1 bytes of @fd from offset 0, NUL-terminated; -errno. */
+static int pread_text(int fd, char *buf, size_t size)
+{
+	/* pread at 0 makes sysfs and procfs produce fresh values. */
+	ssize_t len = pread(fd, buf, size - 1, 0);
+
+	if (len < 0)
+		return -errno;
+	buf[len] = '\0';
+	return 0;
+}
+
 /* wake_on=task: add the IPv6 UDP datagrams, if the kernel has IPv6. */
 static int read_rx6(struct napd *n, unsigned long long *rx)
 {
 	unsigned long long dgrams;
 	char buf[8192];
-	ssize_t len;
 
 	if (n->rx6_fd < 0)
 		return 0;
-	len = pread(n->rx6_fd, buf, sizeof(buf) - 1, 0);
-	if (len < 0)
-		return -errno;
-	buf[len] = '\0';
-	if (procnet_snmp6_in(buf, &dgrams))
+	if (pread_text(n->rx6_fd, buf, sizeof(buf)) ||
+	    procnet_snmp6_in(buf, &dgrams))
 		return -EINVAL;
 	*rx += dgrams;
 	return 0;
@@ -128,14 +136,11 @@ static int read_rx6(struct napd *n, unsigned long long *rx)
 static int read_rx(struct napd *n, unsigned long long *rx)
 {
 	char buf[8192], *end;
-	ssize_t len;
+	int ret;
 
-	/* pread at 0 makes sysfs and procfs produce fresh values. */
-	len = pread(n->rx_fd, buf, n->setup.rx_snmp ? sizeof(buf) - 1 : 31,
-		    0);
-	if (len < 0)
-		return -errno;
-	buf[len] = '\0';
+	ret = pread_text(n->rx_fd, buf, n->setup.rx_snmp ? sizeof(buf) : 32);
+	if (ret)
+		return ret;
 	if (n->setup.rx_snmp)
 		return procnet_snmp_in(buf, rx) || read_rx6(n, rx) ? -EINVAL : 0;
 	*rx = strtoull(buf, &end, 10);

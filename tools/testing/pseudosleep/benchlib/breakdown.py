@@ -91,11 +91,16 @@ exec sleep 1000000
 """ % (window, settle, quiet)
 
 
+def quiet_wait(window):
+    """How long a guest's untraced quiet naps may take, at most."""
+    return len(DEFER_MS) * QUIET_PAIRS * (window + 60)
+
+
 def nocb_script(window, settle):
     """The quiet naps of a guest booted with rcu_nocbs=all, deferred."""
     quiet = "/usr/share/pseudosleep/quiet-nap.sh %g 4000\n" % window
     return r"""
-grep -q 'rcu_nocbs=all' /proc/cmdline || echo "NOCB-MISSING"
+dmesg | grep -q 'Offload RCU callbacks' || echo "NOCB-MISSING"
 while [ "$(cut -d. -f1 /proc/uptime)" -lt %d ]; do sleep 1; done
 %secho DONE
 exec sleep 1000000
@@ -244,8 +249,7 @@ def run_one(ctx, run, window):
                 lines = lines[lines.index("TRACE-BEGIN") + 1:]
             traces[nap] = parse(lines)
         n = len(bg.g.output)
-        if bg.wait(r"^DONE", SETTLE_S +
-                   len(DEFER_MS) * QUIET_PAIRS * (window + 60)):
+        if bg.wait(r"^DONE", SETTLE_S + quiet_wait(window)):
             row["quiet"] = quiet_rows(bg.g.output[n:], run, "")
         ctx.note_guest(bg)
     finally:
@@ -259,13 +263,13 @@ def run_nocb(ctx, run, window):
     bg = C.BenchGuest("breakdown-nocb-%d" % run, nocb_script(window, settle),
                       ports=(), append="rcu_nocbs=all", logdir=ctx.logdir)
     try:
-        if not bg.wait(r"^DONE", settle + 120 + len(DEFER_MS) *
-                       QUIET_PAIRS * (window + 60)):
+        if not bg.wait(r"^DONE", settle + 120 + quiet_wait(window)):
             C.broken("breakdown run %d: no quiet naps with rcu_nocbs=all"
                      % run, bg)
             return []
         if "NOCB-MISSING" in bg.g.output:
-            C.say("  run %d: rcu_nocbs=all not on the command line" % run)
+            C.say("  run %d: the kernel offloads no RCU callbacks "
+                  "(no CONFIG_RCU_NOCB_CPU)" % run)
             return []
         return quiet_rows(bg.g.output, run, "all")
     finally:

@@ -8,6 +8,7 @@
   density.png            KB per host CPU-second vs density per workload
   density_throughput.png KB/s vs density per workload
   breakdown.png          entry and exit of a NIC-woken nap by phase
+  hotpath.png            busy-server throughput over the default cell
 """
 
 import os
@@ -244,6 +245,9 @@ def make_all(ctx, results):
         elif n == "breakdown" and res.get("phases"):
             from . import breakdown
             figs.append(breakdown.plot(P, res))
+        elif n == "hotpath" and res.get("summary"):
+            from . import hotpath
+            figs.append(hotpath.plot(P, res))
     figs = [f for f in figs if f]
     C.say("plots: %s" % (", ".join(os.path.basename(f) for f in figs)
                          or "none"))

@@ -487,6 +487,9 @@ def write(ctx, results, figs, failed):
     if "lannoise" in by:
         from . import lannoise
         md.append(lannoise.report_md(by["lannoise"]))
+    if "hotpath" in by:
+        from . import hotpath
+        md.append(hotpath.report_md(by["hotpath"], figs, _fig))
     # Missing and unsupported, in one place.
     miss = []
     if ctx.pollist is not None and not ctx.pollist[0]:

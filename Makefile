@@ -203,7 +203,8 @@ else
 stress:
 	@$(MAKE) -s BUILD_DIR=$(STRESS_DEBUG_DIR) \
 		CONFIGS="$(CONFIGS) configs/sanitizers.config" kernel initramfs
-	@BUILD_DIR=$(STRESS_DEBUG_DIR) $(T)/stress --naps $(or $(NAPS),1000) \
+	@BUILD_DIR=$(STRESS_DEBUG_DIR) $(T)/stress \
+		$(if $(SHORT),--short $(if $(NAPS),--naps $(NAPS)),--naps $(or $(NAPS),1000)) \
 		$(if $(SMP),--smp "$(SMP)") --out $(TOP)/results/stress/debug
 endif
 

@@ -26,6 +26,7 @@ import time
 import pslib
 
 HERE = pslib.HERE
+TOP = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 FUZZ_SRC = os.path.join(HERE, "stress-fuzz.c")
 GUEST = "/usr/share/pseudosleep/stress.sh"
 
@@ -65,6 +66,20 @@ REQUIRED = ["awake", "handshake", "count->mem", "sync_filesystems",
 
 TRACE_RE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+([0-9.]+):\s+"
                       r"(\w+):\s+(.*)$")
+
+
+# The pump's gap is at least PACE times an awake request's service time.
+PACE = 10
+
+
+def kernel_has(option):
+    """Whether the kernel vm-run boots (BUILD_DIR) has CONFIG_<option>=y."""
+    build = os.environ.get("BUILD_DIR", os.path.join(TOP, "build"))
+    try:
+        with open(os.path.join(build, "obj", ".config")) as f:
+            return ("\nCONFIG_%s=y\n" % option) in "\n" + f.read()
+    except OSError:
+        return False
 
 
 def pct(values, p):
@@ -340,6 +355,8 @@ class Boot:
                     self.fail("requests still unanswered before %s" % name)
                 pump.set("off", name)
                 if name in ("naps", "hotplug", "fuzz"):
+                    if "service_ms" not in self.info:
+                        self._pace(pump)
                     pump.set("pump")
                 g.signal("go-" + name)
             elif what == "NOISE-NAPPING":
@@ -368,6 +385,28 @@ class Boot:
                 return
         self.fail("timeout after %d s in section %s" % (
             self.timeout, state["section"]))
+
+    def _pace(self, pump):
+        """Scale the pump's gaps to the server's speed.  The gaps are
+        tuned for the test kernel; a sanitizer kernel serves a request
+        several times slower, and at the same gaps the server would be
+        busy so often that almost every nap attempt is refused or aborted.
+        The median of a few requests to the awake guest sets the gap to at
+        least PACE times the service time."""
+        took = []
+        for _ in range(5):
+            body, t = pslib.http_get(pump.port, timeout=30)
+            if body is not None:
+                took.append(t)
+        if not took:
+            return
+        service = sorted(took)[len(took) // 2]
+        pump.gap = max(self.gap_ms / 1000.0, PACE * service)
+        self.info["service_ms"] = round(service * 1e3, 1)
+        self.info["gap_ms"] = round(pump.gap * 1e3)
+        print("stress: %s: awake requests take %.0f ms, pump gaps up to "
+              "%.0f ms" % (self.label, service * 1e3, pump.gap * 1e3),
+              flush=True)
 
     def _line(self, line, pending):
         sec = self.pump.section if hasattr(self, "pump") else ""

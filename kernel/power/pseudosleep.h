@@ -40,9 +40,11 @@ extern struct swait_queue_head pseudosleep_wait;
 /* pseudosleep_task.c: wake on work (pseudosleep.wake_on=task) */
 bool pseudosleep_wake_on_task(void);
 void pseudosleep_task_note_irq(void);
+void pseudosleep_task_forget_irqs(void);
 void pseudosleep_task_reset(void);
 unsigned int pseudosleep_task_armed_irqs(void);
 void pseudosleep_wake_on_work(void);
+void pseudosleep_note_event(void);
 int pseudosleep_set_wake_on(const char *val);
 
 /* pseudosleep_keep.c: devices kept awake during a nap */

@@ -8,7 +8,9 @@
  * the first armed IRQ after each read of /sys/power/wakeup_count counts as
  * a wakeup event, so the handshake of a napping daemon refuses to nap once
  * a request has arrived after the count was read.  Further interrupts cost
- * one load and one store until the count is read again.
+ * a few loads, a store and a barrier until the count is read again.  With
+ * wake_on=task the IRQ's work for user space takes the IRQ's place, in the
+ * handshake and in every phase of the nap (pseudosleep_task.c).
  */
 
 #define pr_fmt(fmt) "pseudosleep: " fmt
@@ -48,7 +50,10 @@ static unsigned int pseudosleep_seen_irq;	/* last armed IRQ seen */
 static unsigned int pseudosleep_woken_irq;	/* the IRQ that ended the nap */
 /* The next armed IRQ is reported as a wakeup event (wakeup_count read). */
 static int pseudosleep_report_armed;
-/* An armed IRQ arrived since pseudosleep_count_read_begin(). */
+/*
+ * Since pseudosleep_count_read_begin(): an armed IRQ arrived (wake_on=irq),
+ * or work for user space after one (wake_on=task).
+ */
 static int pseudosleep_irq_seen;
 
 /**
@@ -241,6 +246,7 @@ static DEFINE_IRQ_WORK(pseudosleep_event_work, pseudosleep_event_fn);
  */
 void pseudosleep_count_read_begin(void)
 {
+	pseudosleep_task_forget_irqs();
 	WRITE_ONCE(pseudosleep_irq_seen, 0);
 	smp_mb();	/* cleared before the count is sampled */
 }
@@ -266,32 +272,42 @@ void pseudosleep_count_read_end(void)
 		pm_wakeup_ws_event(pseudosleep_ws, 0, false);
 }
 
-/*
- * The check made for every interrupt while some IRQ is armed.  Either this
- * sees pseudosleep_report_armed set, or pseudosleep_count_read_end() sees
- * pseudosleep_irq_seen set: the store-buffer pattern with a full barrier
- * on each side.
+/**
+ * pseudosleep_note_event - what the wakeup_count handshake must see happened
+ *
+ * An armed IRQ with wake_on=irq, work for user space after one with
+ * wake_on=task.  Reported as a wakeup event at most once per read of the
+ * count.  Either this sees pseudosleep_report_armed set, or
+ * pseudosleep_count_read_end() sees pseudosleep_irq_seen set: the
+ * store-buffer pattern with a full barrier on each side.
+ *
+ * Context: any; the event is reported from irq_work.
  */
-void __pseudosleep_note_irq(unsigned int irq)
+void pseudosleep_note_event(void)
 {
-	if (!pseudosleep_irq_armed(irq))
-		return;
-	WRITE_ONCE(pseudosleep_seen_irq, irq);
-	/*
-	 * wake_on=task while the CPUs halt: the IRQ's work decides, and no
-	 * wakeup event may end the nap behind its back (pseudosleep_event_fn()
-	 * would, as the handshake's count was written before the nap).
-	 */
-	if (pseudosleep_wake_on_task()) {
-		pseudosleep_task_note_irq();
-		return;
-	}
 	if (!READ_ONCE(pseudosleep_irq_seen))
 		WRITE_ONCE(pseudosleep_irq_seen, 1);
 	smp_mb();	/* pairs with smp_mb() in pseudosleep_count_read_end() */
 	if (READ_ONCE(pseudosleep_report_armed) &&
 	    xchg(&pseudosleep_report_armed, 0))
 		irq_work_queue(&pseudosleep_event_work);
+}
+
+/* The check made for every interrupt while some IRQ is armed. */
+void __pseudosleep_note_irq(unsigned int irq)
+{
+	if (!pseudosleep_irq_armed(irq))
+		return;
+	WRITE_ONCE(pseudosleep_seen_irq, irq);
+	/*
+	 * wake_on=task: in every phase the IRQ's work decides
+	 * (pseudosleep_task.c), and the IRQ is no wakeup event by itself.
+	 */
+	if (pseudosleep_wake_on_task()) {
+		pseudosleep_task_note_irq();
+		return;
+	}
+	pseudosleep_note_event();
 	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_IDLE)
 		pseudosleep_wake(irq);
 }

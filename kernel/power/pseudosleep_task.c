@@ -5,23 +5,24 @@
  * On a LAN the armed NIC vectors fire many times a second for frames the
  * kernel handles on its own: ARP and neighbour solicitations are answered,
  * pings echoed, a SYN to a closed port gets a RST, broadcasts for ports
- * nobody bound are dropped.  With wake_on=task an armed IRQ that arrives
- * while every CPU halts does not end the nap by itself.  The nap ends when
- * its work is for user space: a connection ready to accept, data for an
- * open socket, a datagram for a bound one.
+ * nobody bound are dropped.  With wake_on=task an armed IRQ neither ends
+ * the nap, in any phase, nor counts as a wakeup event for the wakeup_count
+ * handshake.  Its work does when it is for user space: a connection ready
+ * to accept, data for an open socket, a datagram for a bound one.
  *
  * The frozen server does not wait on its socket: the freezer's fake signal
  * took it out of accept() or poll() into the refrigerator, and it will
  * restart the call after the thaw and find what arrived.  What marks work
  * for user space is sock_def_readable(), the default sk_data_ready of TCP,
  * UDP and packet sockets, which runs for each such event whether anyone
- * waits or not; it calls pseudosleep_sock_readable().  That ends the nap
- * when the nap is in its halt, an armed IRQ has arrived during it, and the
- * socket is not a kernel socket.
+ * waits or not; it calls pseudosleep_sock_readable().  For a socket that is
+ * not a kernel socket, once an armed IRQ has arrived since the count was
+ * last read, that is what an armed IRQ is with wake_on=irq: the handshake's
+ * wakeup event, and the end of a nap in progress, whether it is still
+ * being entered (tasks may not all be frozen yet) or its CPUs halt.
  *
- * Before every CPU halts (sync, freeze, device suspend), armed IRQs end the
- * nap as with wake_on=irq: tasks may not all be frozen yet, and a request
- * must not wait for the next one.
+ * So noise that arrives while the nap is entered no longer aborts it, and
+ * noise after the count was read no longer makes the count write fail.
  */
 
 #define pr_fmt(fmt) "pseudosleep: " fmt
@@ -53,32 +54,49 @@ DEFINE_STATIC_KEY_FALSE(pseudosleep_task_key);
 
 /* Armed IRQs served during the halt of the current nap (wake_on=task). */
 static atomic_t nap_armed_irqs;
+/* An armed IRQ arrived since the wakeup_count was last read. */
+static int task_irq_seen;
 
 static void pseudosleep_task_fn(struct irq_work *work)
 {
-	pseudosleep_wake_on_work();
+	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_IDLE)
+		pseudosleep_wake_on_work();
 }
 
 static DEFINE_IRQ_WORK(pseudosleep_task_work, pseudosleep_task_fn);
 
 /**
- * pseudosleep_wake_on_task - does an armed IRQ leave the halt to its work
+ * pseudosleep_wake_on_task - does an armed IRQ leave the decision to its work
  *
- * Return: true with wake_on=task while every CPU halts.
+ * The mode changes only between naps (pseudosleep_set_wake_on()).
+ *
+ * Return: true with wake_on=task.
  */
 bool pseudosleep_wake_on_task(void)
 {
-	return READ_ONCE(wake_on) == WAKE_ON_TASK &&
-	       READ_ONCE(pseudosleep_phase) == PSEUDOSLEEP_NAPPING;
+	return READ_ONCE(wake_on) == WAKE_ON_TASK;
 }
 
-/* An armed IRQ arrived during the halt with wake_on=task: its work decides. */
+/* An armed IRQ arrived with wake_on=task: its work decides. */
 void pseudosleep_task_note_irq(void)
 {
-	atomic_inc(&nap_armed_irqs);
+	if (!READ_ONCE(task_irq_seen))
+		WRITE_ONCE(task_irq_seen, 1);
+	if (READ_ONCE(pseudosleep_phase) == PSEUDOSLEEP_NAPPING)
+		atomic_inc(&nap_armed_irqs);
 }
 
-/* A nap starts: no armed IRQ has arrived during it yet. */
+/*
+ * The wakeup_count is about to be read: the armed IRQs seen so far came
+ * before it, as their work did or will be seen by the caller's check of
+ * its servers.
+ */
+void pseudosleep_task_forget_irqs(void)
+{
+	WRITE_ONCE(task_irq_seen, 0);
+}
+
+/* A nap starts: no armed IRQ has arrived during its halt yet. */
 void pseudosleep_task_reset(void)
 {
 	atomic_set(&nap_armed_irqs, 0);
@@ -99,10 +117,11 @@ unsigned int pseudosleep_task_armed_irqs(void)
  */
 void __pseudosleep_sock_readable(struct sock *sk)
 {
-	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_NAPPING ||
-	    sk->sk_kern_sock || !atomic_read(&nap_armed_irqs))
+	if (sk->sk_kern_sock || !READ_ONCE(task_irq_seen))
 		return;
-	irq_work_queue(&pseudosleep_task_work);
+	pseudosleep_note_event();
+	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_IDLE)
+		irq_work_queue(&pseudosleep_task_work);
 }
 
 /**

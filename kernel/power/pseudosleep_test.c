@@ -161,9 +161,9 @@ static void arm_and_record(struct kunit *test)
 }
 
 /*
- * pseudosleep.wake_on=task: in the halt an armed IRQ only counts; data for
- * a user socket after it ends the nap, for a kernel socket or before any
- * armed IRQ it does not; during entry an armed IRQ still ends it.  The
+ * pseudosleep.wake_on=task: an armed IRQ only counts, in the halt and during
+ * entry; data for a user socket after it ends the nap, for a kernel socket
+ * or before any armed IRQ since the count was read it does not.  The
  * sockets are zeroed struct sock: only sk_kern_sock is read.
  */
 static bool napping_after(int ms)
@@ -171,6 +171,13 @@ static bool napping_after(int ms)
 	while (ms-- > 0 && READ_ONCE(pseudosleep_phase) == PSEUDOSLEEP_NAPPING)
 		usleep_range(1000, 2000);
 	return READ_ONCE(pseudosleep_phase) == PSEUDOSLEEP_NAPPING;
+}
+
+static bool woken_after(int ms)
+{
+	while (ms-- > 0 && !pseudosleep_woken())
+		usleep_range(1000, 2000);
+	return pseudosleep_woken();
 }
 
 static void wake_on_task(struct kunit *test)
@@ -192,7 +199,8 @@ static void wake_on_task(struct kunit *test)
 	__set_bit(5, bits);
 	KUNIT_ASSERT_EQ(test, pseudosleep_arm(bits, NBITS), 0);
 
-	/* No armed IRQ yet: not the work of one. */
+	/* No armed IRQ since the count was read: not the work of one. */
+	pseudosleep_count_read_begin();
 	pseudosleep_wake_reset();
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_NAPPING);
 	pseudosleep_sock_readable(user);
@@ -215,11 +223,22 @@ static void wake_on_task(struct kunit *test)
 			PSEUDOSLEEP_RESUMING);
 	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), 5u);
 
-	/* During entry an armed IRQ ends the nap as with wake_on=irq. */
+	/*
+	 * During entry too, the armed IRQ alone ends nothing (noise while the
+	 * nap is entered); the work for a user socket after it does.
+	 */
+	pseudosleep_count_read_begin();
 	pseudosleep_wake_reset();
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_ENTERING);
+	pseudosleep_sock_readable(user);
+	KUNIT_EXPECT_FALSE(test, woken_after(20));
 	note_irq(5);
-	KUNIT_EXPECT_TRUE(test, pseudosleep_woken());
+	KUNIT_EXPECT_FALSE(test, woken_after(20));
+	pseudosleep_sock_readable(kern);
+	KUNIT_EXPECT_FALSE(test, woken_after(20));
+	pseudosleep_sock_readable(user);
+	KUNIT_EXPECT_TRUE(test, woken_after(1000));
+	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), 5u);
 
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
 	pseudosleep_wake_reset();

@@ -11,10 +11,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/rtc.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -422,6 +424,72 @@ TEST_F(nap, no_event_unless_pseudo_selected)
 	EXPECT_EQ(before, ps_ws_events());
 	EXPECT_EQ(0, ps_write(WAKEUP_COUNT, count))
 		TH_LOG("an armed IRQ counted as a wakeup event for s2idle");
+}
+
+#define WAKE_ON "/sys/module/pseudosleep/parameters/wake_on"
+
+/* A datagram to @fd, a UDP socket bound to the loopback address. */
+static int udp_poke(int fd)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	int s, ret;
+
+	if (getsockname(fd, (struct sockaddr *)&a, &len))
+		return -1;
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	if (s < 0)
+		return -1;
+	ret = sendto(s, "x", 1, 0, (struct sockaddr *)&a, sizeof(a)) == 1 ?
+	      0 : -1;
+	close(s);
+	usleep(20000);	/* the event is reported from irq_work */
+	return ret;
+}
+
+/*
+ * wake_on=task: after a count read an armed IRQ is no wakeup event; work
+ * for a user socket after it is, once, and makes the count write fail.
+ */
+TEST_F(nap, task_mode_event_is_the_work)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	char count[32], mode[16];
+	long long before;
+	int fd;
+
+	ASSERT_LT(0, ps_read(WAKE_ON, mode, sizeof(mode)));
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bind(fd, (struct sockaddr *)&a, sizeof(a)));
+	ASSERT_EQ(0, ps_write(WAKE_ON, "task"));
+
+	EXPECT_LT(0, ps_read(WAKEUP_COUNT, count, sizeof(count)));
+	before = ps_ws_events();
+	EXPECT_LE(0, before);
+	/* Work with no armed IRQ since the read: local traffic. */
+	EXPECT_EQ(0, udp_poke(fd));
+	EXPECT_EQ(before, ps_ws_events());
+	/* An armed IRQ whose work is the kernel's alone. */
+	EXPECT_EQ(0, set_alarm(self->rtc, 1));
+	EXPECT_EQ(0, wait_alarm(self->rtc));
+	usleep(20000);
+	EXPECT_EQ(before, ps_ws_events());
+	/* Work for a user socket after it: one event, the count is stale. */
+	EXPECT_EQ(0, udp_poke(fd));
+	EXPECT_EQ(0, udp_poke(fd));
+	EXPECT_EQ(before + 1, ps_ws_events());
+	EXPECT_EQ(-EINVAL, ps_write(WAKEUP_COUNT, count));
+
+	/* The next read forgets the armed IRQ. */
+	EXPECT_LT(0, ps_read(WAKEUP_COUNT, count, sizeof(count)));
+	EXPECT_EQ(0, udp_poke(fd));
+	EXPECT_EQ(before + 1, ps_ws_events());
+	EXPECT_EQ(0, ps_write(WAKEUP_COUNT, count));
+
+	close(fd);
+	EXPECT_EQ(0, ps_write(WAKE_ON, mode));
 }
 
 TEST_HARNESS_MAIN

@@ -188,7 +188,8 @@ int pseudosleep_valid(void)
  * pseudosleep_begin - a nap starts (enter_state(), before the sync)
  * @state: the state being entered; anything but pseudo is ignored
  *
- * From here on an armed IRQ ends the nap, whatever phase it is in.
+ * From here on an armed IRQ (wake_on=task: its work for a user socket)
+ * ends the nap, whatever phase it is in.
  */
 void pseudosleep_begin(suspend_state_t state)
 {
@@ -269,9 +270,9 @@ int pseudosleep_devices_and_enter(void)
 		return -EINVAL;
 	WRITE_ONCE(pseudosleep_times.frozen, now());
 	/*
-	 * An armed IRQ during the sync or the freeze: the freezer cleared the
-	 * PM core's record of it (pm_wakeup_clear()), the nap's own is still
-	 * there.  Give up before any device suspends.  Later ones, and system
+	 * An armed IRQ (wake_on=task: its work) during the sync or the
+	 * freeze: the freezer cleared the PM core's record of it
+	 * (pm_wakeup_clear()), the nap's own is still there.  Give up before any device suspends.  Later ones, and system
 	 * wakeup events from now on (pseudosleep_system_wakeup()), are seen by
 	 * pm_wakeup_pending() in the device phases and pseudosleep_halt().
 	 */

@@ -45,6 +45,7 @@ void pseudosleep_task_reset(void);
 unsigned int pseudosleep_task_armed_irqs(void);
 void pseudosleep_wake_on_work(void);
 void pseudosleep_note_event(void);
+unsigned long pseudosleep_ws_events(void);	/* KUnit only */
 int pseudosleep_set_wake_on(const char *val);
 
 /* pseudosleep_keep.c: devices kept awake during a nap */

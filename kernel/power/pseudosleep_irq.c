@@ -54,7 +54,7 @@ static int pseudosleep_report_armed;
  * Since pseudosleep_count_read_begin(): an armed IRQ arrived (wake_on=irq),
  * or work for user space after one (wake_on=task).
  */
-static int pseudosleep_irq_seen;
+static int pseudosleep_event_seen;
 
 /**
  * pseudosleep_parse_irqs - parse and check a list of wake IRQs
@@ -241,22 +241,25 @@ static DEFINE_IRQ_WORK(pseudosleep_event_work, pseudosleep_event_fn);
 /**
  * pseudosleep_count_read_begin - /sys/power/wakeup_count is about to be read
  *
- * Forget the armed IRQs seen so far: those arrived before the count is
- * sampled.  Called before pm_get_wakeup_count().
+ * Forget the armed IRQs (and with wake_on=task their work) seen so far:
+ * those arrived before the count is sampled.  Called before
+ * pm_get_wakeup_count().  The handshake assumes one suspend manager: a
+ * second reader's read forgets what the first one has not checked yet.
  */
 void pseudosleep_count_read_begin(void)
 {
 	pseudosleep_task_forget_irqs();
-	WRITE_ONCE(pseudosleep_irq_seen, 0);
+	WRITE_ONCE(pseudosleep_event_seen, 0);
 	smp_mb();	/* cleared before the count is sampled */
 }
 
 /**
  * pseudosleep_count_read_end - /sys/power/wakeup_count was read
  *
- * With "pseudo" selected, make the next armed IRQ a wakeup event, so that a
- * request arriving after the read makes the count write, or the nap, fail.
- * An armed IRQ that came between the sample and this call is reported here.
+ * With "pseudo" selected, make the next armed IRQ (wake_on=task: the next
+ * work for a user socket after one) a wakeup event, so that a request
+ * arriving after the read makes the count write, or the nap, fail.  One
+ * that came between the sample and this call is reported here.
  * Called after pm_get_wakeup_count() succeeded, in process context.
  */
 void pseudosleep_count_read_end(void)
@@ -266,8 +269,8 @@ void pseudosleep_count_read_end(void)
 		return;
 	}
 	WRITE_ONCE(pseudosleep_report_armed, 1);
-	smp_mb();	/* pairs with smp_mb() in __pseudosleep_note_irq() */
-	if (READ_ONCE(pseudosleep_irq_seen) &&
+	smp_mb();	/* pairs with smp_mb() in pseudosleep_note_event() */
+	if (READ_ONCE(pseudosleep_event_seen) &&
 	    xchg(&pseudosleep_report_armed, 0))
 		pm_wakeup_ws_event(pseudosleep_ws, 0, false);
 }
@@ -278,15 +281,15 @@ void pseudosleep_count_read_end(void)
  * An armed IRQ with wake_on=irq, work for user space after one with
  * wake_on=task.  Reported as a wakeup event at most once per read of the
  * count.  Either this sees pseudosleep_report_armed set, or
- * pseudosleep_count_read_end() sees pseudosleep_irq_seen set: the
+ * pseudosleep_count_read_end() sees pseudosleep_event_seen set: the
  * store-buffer pattern with a full barrier on each side.
  *
  * Context: any; the event is reported from irq_work.
  */
 void pseudosleep_note_event(void)
 {
-	if (!READ_ONCE(pseudosleep_irq_seen))
-		WRITE_ONCE(pseudosleep_irq_seen, 1);
+	if (!READ_ONCE(pseudosleep_event_seen))
+		WRITE_ONCE(pseudosleep_event_seen, 1);
 	smp_mb();	/* pairs with smp_mb() in pseudosleep_count_read_end() */
 	if (READ_ONCE(pseudosleep_report_armed) &&
 	    xchg(&pseudosleep_report_armed, 0))
@@ -312,11 +315,19 @@ void __pseudosleep_note_irq(unsigned int irq)
 		pseudosleep_wake(irq);
 }
 
-/* wake_on=task: the work of an armed IRQ woke a frozen user task. */
+/* wake_on=task: an armed IRQ's work is for a user socket. */
 void pseudosleep_wake_on_work(void)
 {
 	pseudosleep_wake(READ_ONCE(pseudosleep_seen_irq));
 }
+
+#if IS_ENABLED(CONFIG_PM_PSEUDOSLEEP_KUNIT_TEST)
+/* The wakeup events the handshake reported, for the KUnit tests. */
+unsigned long pseudosleep_ws_events(void)
+{
+	return READ_ONCE(pseudosleep_ws->event_count);
+}
+#endif
 
 static bool irq_usable(unsigned int irq)
 {

@@ -15,8 +15,8 @@
  * restart the call after the thaw and find what arrived.  What marks work
  * for user space is sock_def_readable(), the default sk_data_ready of TCP,
  * UDP and packet sockets, which runs for each such event whether anyone
- * waits or not; it calls pseudosleep_sock_readable().  For a socket that is
- * not a kernel socket, once an armed IRQ has arrived since the count was
+ * waits or not; it calls pseudosleep_sock_readable().  For a user's TCP,
+ * UDP or packet socket, once an armed IRQ has arrived since the count was
  * last read, that is what an armed IRQ is with wake_on=irq: the handshake's
  * wakeup event, and the end of a nap in progress, whether it is still
  * being entered (tasks may not all be frozen yet) or its CPUs halt.
@@ -35,6 +35,7 @@
 #include <linux/string.h>
 #include <linux/suspend.h>
 #include <linux/sysfs.h>
+#include <linux/socket.h>
 #include <net/sock.h>
 
 #include "pseudosleep.h"
@@ -59,7 +60,9 @@ static int task_irq_seen;
 
 static void pseudosleep_task_fn(struct irq_work *work)
 {
-	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_IDLE)
+	enum pseudosleep_phase phase = READ_ONCE(pseudosleep_phase);
+
+	if (phase == PSEUDOSLEEP_ENTERING || phase == PSEUDOSLEEP_NAPPING)
 		pseudosleep_wake_on_work();
 }
 
@@ -93,7 +96,9 @@ void pseudosleep_task_note_irq(void)
  */
 void pseudosleep_task_forget_irqs(void)
 {
-	WRITE_ONCE(task_irq_seen, 0);
+	/* Another reader's count read must not lose a nap's armed IRQ. */
+	if (!pseudosleep_in_progress())
+		WRITE_ONCE(task_irq_seen, 0);
 }
 
 /* A nap starts: no armed IRQ has arrived during its halt yet. */
@@ -108,6 +113,19 @@ unsigned int pseudosleep_task_armed_irqs(void)
 	return atomic_read(&nap_armed_irqs);
 }
 
+/*
+ * Work that comes through the network: a user's TCP, UDP or packet socket.
+ * Unix and netlink sockets carry local traffic and the kernel's own
+ * notifications (a neighbour table update for an ARP request, the reply
+ * to a daemon's sock_diag dump), not requests.
+ */
+static bool network_socket(const struct sock *sk)
+{
+	return !sk->sk_kern_sock &&
+	       (sk->sk_family == AF_INET || sk->sk_family == AF_INET6 ||
+		sk->sk_family == AF_PACKET);
+}
+
 /**
  * __pseudosleep_sock_readable - a socket has data for user space
  * @sk: the socket
@@ -117,15 +135,18 @@ unsigned int pseudosleep_task_armed_irqs(void)
  */
 void __pseudosleep_sock_readable(struct sock *sk)
 {
-	if (sk->sk_kern_sock || !READ_ONCE(task_irq_seen))
+	enum pseudosleep_phase phase;
+
+	if (!READ_ONCE(task_irq_seen) || !network_socket(sk))
 		return;
 	pseudosleep_note_event();
-	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_IDLE)
+	phase = READ_ONCE(pseudosleep_phase);
+	if (phase == PSEUDOSLEEP_ENTERING || phase == PSEUDOSLEEP_NAPPING)
 		irq_work_queue(&pseudosleep_task_work);
 }
 
 /**
- * pseudosleep_set_wake_on - select what ends a nap once every CPU halts
+ * pseudosleep_set_wake_on - select what ends a nap: an armed IRQ or its work
  * @val: "irq" or "task", with or without a trailing newline
  *
  * The mode changes only between naps (system_transition_mutex), together

@@ -184,13 +184,20 @@ static void wake_on_task(struct kunit *test)
 {
 	DECLARE_BITMAP(bits, NBITS);
 	DECLARE_BITMAP(saved, NBITS);
-	struct sock *user, *kern;
+	struct sock *user, *kern, *local;
+	suspend_state_t saved_mem_sleep;
+	unsigned long events;
 
 	user = kunit_kzalloc(test, sizeof(*user), GFP_KERNEL);
 	kern = kunit_kzalloc(test, sizeof(*kern), GFP_KERNEL);
+	local = kunit_kzalloc(test, sizeof(*local), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, user);
 	KUNIT_ASSERT_NOT_NULL(test, kern);
+	KUNIT_ASSERT_NOT_NULL(test, local);
+	user->sk_family = AF_INET;
+	kern->sk_family = AF_INET6;
 	kern->sk_kern_sock = 1;
+	local->sk_family = AF_UNIX;
 	KUNIT_EXPECT_EQ(test, pseudosleep_set_wake_on("nap"), -EINVAL);
 	KUNIT_ASSERT_EQ(test, pseudosleep_set_wake_on("task\n"), 0);
 	KUNIT_EXPECT_TRUE(test, static_key_enabled(&pseudosleep_task_key));
@@ -212,8 +219,10 @@ static void wake_on_task(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pseudosleep_task_armed_irqs(), 1u);
 	KUNIT_EXPECT_TRUE(test, napping_after(20));
 
-	/* A kernel socket's data is not work for user space. */
+	/* Neither a kernel socket's data nor a unix socket's is a request. */
 	pseudosleep_sock_readable(kern);
+	KUNIT_EXPECT_TRUE(test, napping_after(20));
+	pseudosleep_sock_readable(local);
 	KUNIT_EXPECT_TRUE(test, napping_after(20));
 
 	/* A user socket's ends the nap, with the armed IRQ as its cause. */
@@ -225,8 +234,10 @@ static void wake_on_task(struct kunit *test)
 
 	/*
 	 * During entry too, the armed IRQ alone ends nothing (noise while the
-	 * nap is entered); the work for a user socket after it does.
+	 * nap is entered); the work for a user socket after it does.  Out
+	 * of a nap, a count read forgets the armed IRQs.
 	 */
+	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
 	pseudosleep_count_read_begin();
 	pseudosleep_wake_reset();
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_ENTERING);
@@ -240,7 +251,40 @@ static void wake_on_task(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, woken_after(1000));
 	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), 5u);
 
+	/*
+	 * The handshake, awake: after a count read the armed IRQ is no
+	 * wakeup event, its work is, once per read, and it ends nothing.
+	 */
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
+	pseudosleep_wake_reset();
+	saved_mem_sleep = mem_sleep_current;
+	mem_sleep_current = PM_SUSPEND_PSEUDO;
+	pseudosleep_count_read_begin();
+	pseudosleep_count_read_end();
+	events = pseudosleep_ws_events();
+	note_irq(5);
+	usleep_range(20000, 30000);
+	KUNIT_EXPECT_EQ(test, pseudosleep_ws_events(), events);
+	pseudosleep_sock_readable(local);
+	usleep_range(20000, 30000);
+	KUNIT_EXPECT_EQ(test, pseudosleep_ws_events(), events);
+	pseudosleep_sock_readable(user);
+	pseudosleep_sock_readable(user);
+	usleep_range(20000, 30000);
+	KUNIT_EXPECT_EQ(test, pseudosleep_ws_events(), events + 1);
+	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
+	/* Work between the sample and the end of the read: reported then. */
+	pseudosleep_count_read_begin();
+	note_irq(5);
+	pseudosleep_sock_readable(user);
+	usleep_range(20000, 30000);
+	KUNIT_EXPECT_EQ(test, pseudosleep_ws_events(), events + 1);
+	pseudosleep_count_read_end();
+	KUNIT_EXPECT_EQ(test, pseudosleep_ws_events(), events + 2);
+	mem_sleep_current = saved_mem_sleep;
+	pseudosleep_count_read_begin();
+	pseudosleep_count_read_end();
+
 	pseudosleep_wake_reset();
 	KUNIT_EXPECT_EQ(test, pseudosleep_set_wake_on("irq"), 0);
 	KUNIT_EXPECT_FALSE(test, static_key_enabled(&pseudosleep_task_key));

@@ -272,9 +272,10 @@ int pseudosleep_devices_and_enter(void)
 	/*
 	 * An armed IRQ (wake_on=task: its work) during the sync or the
 	 * freeze: the freezer cleared the PM core's record of it
-	 * (pm_wakeup_clear()), the nap's own is still there.  Give up before any device suspends.  Later ones, and system
-	 * wakeup events from now on (pseudosleep_system_wakeup()), are seen by
-	 * pm_wakeup_pending() in the device phases and pseudosleep_halt().
+	 * (pm_wakeup_clear()), the nap's own is still there.  Give up before
+	 * any device suspends.  Later ones, and system wakeup events from now
+	 * on (pseudosleep_system_wakeup()), are seen by pm_wakeup_pending() in
+	 * the device phases and pseudosleep_halt().
 	 */
 	if (pseudosleep_woken()) {
 		pseudosleep_times.resumed = now();

@@ -99,6 +99,8 @@ void pseudosleep_count_read_begin(void);
 void pseudosleep_count_read_end(void);
 void pseudosleep_system_wakeup(void);
 bool pseudosleep_hide_nap(void);
+void pseudosleep_skip_mark(void);
+void pseudosleep_skip_unmark(void);
 
 /**
  * pseudosleep_alarm_fired - an alarm timer came due
@@ -132,6 +134,8 @@ static inline void pseudosleep_count_read_begin(void) { }
 static inline void pseudosleep_count_read_end(void) { }
 static inline void pseudosleep_system_wakeup(void) { }
 static inline bool pseudosleep_hide_nap(void) { return false; }
+static inline void pseudosleep_skip_mark(void) { }
+static inline void pseudosleep_skip_unmark(void) { }
 static inline void pseudosleep_alarm_fired(void) { }
 
 #endif /* CONFIG_PM_PSEUDOSLEEP */

@@ -134,6 +134,28 @@ module_param_cb(report_buttons, &strict_bool_ops, &report_buttons, 0644);
 MODULE_PARM_DESC(report_buttons,
 		 "1: a button press that ends a nap is reported as a press (default), 0: as the wake press of a suspend");
 
+/*
+ * pseudosleep.skip_no_pm_work: devices with no PM callback sit out a nap's
+ * device phases (pseudosleep_keep.c).  0 walks every device through them,
+ * as a suspend does: for comparison, or should a driver turn out to need it.
+ */
+static bool skip_no_pm_work = true;
+module_param_cb(skip_no_pm_work, &strict_bool_ops, &skip_no_pm_work, 0644);
+MODULE_PARM_DESC(skip_no_pm_work,
+		 "1: devices with no PM callback sit out a nap's device phases (default), 0: every device takes part");
+
+/**
+ * pseudosleep_skip_no_pm_work - may a nap leave out devices with no PM work
+ *
+ * Read once per nap, when the keep set is chosen.
+ *
+ * Return: the value of the pseudosleep.skip_no_pm_work parameter.
+ */
+bool pseudosleep_skip_no_pm_work(void)
+{
+	return READ_ONCE(skip_no_pm_work);
+}
+
 /**
  * pseudosleep_hide_nap - should a button driver keep a nap from user space
  *

@@ -11,6 +11,14 @@
  * those devices are treated as syscore devices, which the PM core already
  * skips in every phase, and their IRQs are left enabled by
  * suspend_device_irqs().
+ *
+ * Most of the other devices have no PM work: no PM callback at any level
+ * (class devices, virtual devices).  The PM core would only walk them
+ * through its eight phases, which costs more than the work of the few
+ * devices that have some.  A nap leaves them out of the phases
+ * (power.pseudosleep_skip, set by dpm_prepare() once probing is blocked),
+ * together with all of their children and consumers, so the devices that
+ * take part keep their order.
  */
 
 #define pr_fmt(fmt) "pseudosleep: " fmt
@@ -24,6 +32,7 @@
 #include <linux/platform_device.h>
 #include <linux/pm.h>
 #include <linux/pnp.h>
+#include <linux/pm_runtime.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/suspend.h>
@@ -37,6 +46,7 @@
 static unsigned long *keep_irqs;
 static unsigned int keep_nbits;
 static unsigned int keep_count;
+static unsigned int skip_count;
 
 /* The devices behind the enabled consoles, kept awake through the nap. */
 #define KEEP_CONSOLES 8
@@ -312,6 +322,92 @@ static void mark_syscore(struct device *dev, void *data)
 	spin_unlock_irq(&dev->power.lock);
 	keep_count++;
 	pm_pr_dbg("keeping %s awake\n", dev_name(dev));
+}
+
+/*
+ * Devices with no PM work: no PM callback at any level (bus, class, type,
+ * PM domain, driver), not kept or a syscore device, not wakeup-capable
+ * (wakeup_path is computed in the suspend phase), and runtime-suspended
+ * with runtime PM disabled.  Those are devices a suspend would
+ * direct-complete: they do not clear their parent's direct_complete or set
+ * its must_resume, and nothing can runtime-resume them, or their parent
+ * through them, while the nap lasts.
+ */
+static void mark_no_work(struct device *dev, void *data)
+{
+	if (dev->power.no_pm_callbacks && !dev->power.syscore &&
+	    !dev->power.can_wakeup && pm_runtime_status_suspended(dev) &&
+	    !pm_runtime_enabled(dev)) {
+		dev->power.pseudosleep_skip = true;
+		skip_count++;
+	}
+}
+
+static void take_part(struct device *dev);
+
+static void unskip_supplier(struct device *sup, void *data)
+{
+	if (sup->power.pseudosleep_skip)
+		take_part(sup);
+}
+
+/*
+ * A device that takes part in the nap's phases waits for its children and
+ * consumers to suspend and has its parent and suppliers resume first.  So
+ * its ancestors and suppliers take part too, and a device is left out only
+ * with all of its children and consumers: the devices that take part keep
+ * their order.  Recursion only follows suppliers that change, so it ends.
+ */
+static void take_part(struct device *dev)
+{
+	for (; dev; dev = dev->parent) {
+		if (dev->power.pseudosleep_skip) {
+			dev->power.pseudosleep_skip = false;
+			skip_count--;
+		}
+		dpm_visit_suppliers(dev, NULL, unskip_supplier);
+	}
+}
+
+static void mark_needs(struct device *dev, void *data)
+{
+	if (!dev->power.pseudosleep_skip)
+		take_part(dev);
+}
+
+static void clear_skip(struct device *dev, void *data)
+{
+	dev->power.pseudosleep_skip = false;
+}
+
+/**
+ * pseudosleep_skip_mark - flag the devices a nap leaves out of its phases
+ *
+ * Called by dpm_prepare() once probing is blocked: until
+ * pseudosleep_skip_unmark() no driver binds to a flagged device or adds a
+ * child under it, and nothing else writes the PM flags next to the one set
+ * here.  Acts only during a nap (between pseudosleep_keep_mark() and
+ * pseudosleep_keep_unmark()) with pseudosleep.skip_no_pm_work set.
+ */
+void pseudosleep_skip_mark(void)
+{
+	if (!keep_irqs || !pseudosleep_skip_no_pm_work())
+		return;
+	skip_count = 0;
+	dpm_for_each_dev(NULL, mark_no_work);
+	dpm_for_each_dev(NULL, mark_needs);
+	pm_pr_dbg("%u devices have no PM work\n", skip_count);
+}
+
+/**
+ * pseudosleep_skip_unmark - clear the flags of pseudosleep_skip_mark()
+ *
+ * Called by dpm_complete() before probing is unblocked.
+ */
+void pseudosleep_skip_unmark(void)
+{
+	if (keep_irqs)
+		dpm_for_each_dev(NULL, clear_skip);
 }
 
 /* Undo pass 1 only: no device was made a syscore device yet. */

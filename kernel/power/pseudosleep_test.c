@@ -2,13 +2,17 @@
 /*
  * KUnit tests for the logic of pseudo-sleep: the wake IRQ list, the strict
  * boolean of power/nosleep, how an interrupt is recorded against the armed
- * set in each phase of a nap, and which devices a nap keeps awake.
+ * set in each phase of a nap, which devices a nap keeps awake and which it
+ * leaves out of the device phases.
  */
 
 #include <kunit/device.h>
 #include <kunit/test.h>
 #include <linux/bitmap.h>
 #include <linux/delay.h>
+#include <linux/device.h>
+#include <linux/pm_runtime.h>
+#include <linux/slab.h>
 #include <linux/suspend.h>
 #include <net/sock.h>
 
@@ -420,6 +424,98 @@ static void keep_follows_device_links(struct kunit *test)
 	device_link_del(l1);
 }
 
+static int no_op_pm(struct device *dev)
+{
+	return 0;
+}
+
+static const struct dev_pm_ops work_pm_ops = {
+	.suspend = no_op_pm,
+	.resume = no_op_pm,
+};
+
+/* A device type whose devices have PM work to do in a nap. */
+static const struct device_type work_type = {
+	.name = "ps-work",
+	.pm = &work_pm_ops,
+};
+
+static void free_dev(struct device *dev)
+{
+	kfree(dev);
+}
+
+KUNIT_DEFINE_ACTION_WRAPPER(unregister_dev, device_unregister, struct device *);
+
+/* A device on dpm_list, under @parent, unregistered at the test's end. */
+static struct device *add_dev(struct kunit *test, const char *name,
+			      struct device *parent,
+			      const struct device_type *type)
+{
+	struct device *dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, dev);
+	device_initialize(dev);
+	dev->parent = parent;
+	dev->type = type;
+	dev->release = free_dev;
+	if (dev_set_name(dev, "%s", name) || device_add(dev)) {
+		put_device(dev);
+		KUNIT_FAIL_AND_ABORT(test, "cannot add %s", name);
+	}
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, unregister_dev, dev), 0);
+	return dev;
+}
+
+/*
+ * A nap leaves out a device with no PM callback only together with all of
+ * its children and consumers; the ancestors and suppliers of a device with
+ * PM work take part, and so do a wakeup-capable device and a runtime-active
+ * one.  The unmark clears every flag.  (In a nap dpm_prepare() calls the
+ * mark, once probing is blocked, and dpm_complete() the unmark.)
+ */
+static void skip_devices_without_pm_work(struct kunit *test)
+{
+	struct device *top, *work, *leaf1, *idle, *leaf2, *sup, *wake, *active;
+	struct device_link *link;
+
+	top = add_dev(test, "ps-top", NULL, NULL);
+	work = add_dev(test, "ps-work", top, &work_type);
+	leaf1 = add_dev(test, "ps-leaf-1", work, NULL);
+	idle = add_dev(test, "ps-idle", top, NULL);
+	leaf2 = add_dev(test, "ps-leaf-2", idle, NULL);
+	sup = add_dev(test, "ps-sup", NULL, NULL);
+	wake = add_dev(test, "ps-wake", NULL, NULL);
+	device_set_wakeup_capable(wake, true);
+	active = add_dev(test, "ps-active", NULL, NULL);
+	KUNIT_ASSERT_EQ(test, pm_runtime_set_active(active), 0);
+	KUNIT_EXPECT_FALSE(test, work->power.no_pm_callbacks);
+	KUNIT_EXPECT_TRUE(test, leaf1->power.no_pm_callbacks);
+	link = device_link_add(work, sup, DL_FLAG_STATELESS);
+	KUNIT_ASSERT_NOT_NULL(test, link);
+
+	KUNIT_ASSERT_EQ(test, pseudosleep_keep_mark(), 0);
+	pseudosleep_skip_mark();
+	KUNIT_EXPECT_FALSE(test, work->power.pseudosleep_skip);
+	KUNIT_EXPECT_FALSE(test, top->power.pseudosleep_skip);
+	KUNIT_EXPECT_FALSE(test, sup->power.pseudosleep_skip);
+	KUNIT_EXPECT_FALSE(test, wake->power.pseudosleep_skip);
+	KUNIT_EXPECT_FALSE(test, active->power.pseudosleep_skip);
+	KUNIT_EXPECT_TRUE(test, leaf1->power.pseudosleep_skip);
+	KUNIT_EXPECT_TRUE(test, idle->power.pseudosleep_skip);
+	KUNIT_EXPECT_TRUE(test, leaf2->power.pseudosleep_skip);
+	pseudosleep_skip_unmark();
+	pseudosleep_keep_unmark();
+	KUNIT_EXPECT_FALSE(test, leaf1->power.pseudosleep_skip);
+	KUNIT_EXPECT_FALSE(test, idle->power.pseudosleep_skip);
+	KUNIT_EXPECT_FALSE(test, leaf2->power.pseudosleep_skip);
+
+	device_link_del(link);
+	device_set_wakeup_capable(wake, false);
+	pm_runtime_set_suspended(active);
+}
+
 static struct kunit_case pseudosleep_test_cases[] = {
 	KUNIT_CASE(parse_irqs_good),
 	KUNIT_CASE(parse_irqs_bad),
@@ -431,6 +527,7 @@ static struct kunit_case pseudosleep_test_cases[] = {
 	KUNIT_CASE(wake_on_task),
 	KUNIT_CASE(state_tables),
 	KUNIT_CASE(keep_follows_device_links),
+	KUNIT_CASE(skip_devices_without_pm_work),
 	{}
 };
 

@@ -25,7 +25,10 @@ Then, in a guest run with QEMU's -icount (ICOUNT below: guest time is
 counted in executed instructions, and a sleep takes the virtual time it
 asked for), the same NIC-woken nap traced again: its phase costs do not
 move with host load, so a change of a few percent shows in one run.  Its
-phases are the rows of nap "nic-icount".
+phases are the rows of nap "nic-icount".  In the same guest, untraced
+naps armed on the RTC (guest/nap-costs.sh) read the nap's own phase
+counters, alternating pseudosleep.skip_no_pm_work=1 and 0: the rows of
+naps "untraced-icount" and "untraced-icount-all".
 
 Writes breakdown_phases.csv (run, nap, phase, ms), breakdown_devices.csv
 (the callbacks each device ran, per phase), quiet_nap.csv (each source of
@@ -66,9 +69,22 @@ ICOUNT = ["--accel", "tcg", "--qemu-arg=-icount",
           "--qemu-arg=shift=3,sleep=on"]
 ICOUNT_SCRIPT = r"""
 /usr/share/pseudosleep/nap-trace.sh nic
+echo 0 > /sys/kernel/tracing/events/enable
+/usr/share/pseudosleep/nap-costs.sh %d
 echo DONE
 exec sleep 1000000
 """
+# Untraced naps per -icount guest (guest/nap-costs.sh): the nap's own
+# phase counters, without the cost of tracing every device.
+COST_NAPS = 5
+COST_LINE = re.compile(r"^COST (\d+) skip=([01]) (entry_sync=.*)$")
+# The nap's counters (/sys/power/pseudosleep/*_ns), in the order they run.
+COST_ENTRY = ("entry_sync", "entry_freeze", "entry_suspend_devices",
+              "entry_cpu_halt")
+COST_EXIT = ("exit_cpu_wake", "exit_resume_devices", "exit_thaw")
+# Nap names of the untraced naps: with pseudosleep.skip_no_pm_work=1 (the
+# default: devices with no PM work sit out the phases) and =0.
+UNTRACED = {"1": "untraced-icount", "0": "untraced-icount-all"}
 
 # The untraced quiet naps start once the guest has been up this long: a
 # server naps long after its boot, when IPv6 address configuration, router
@@ -276,23 +292,50 @@ def run_nocb(ctx, run, window):
         bg.stop()
 
 
+def cost_rows(lines, run):
+    """Rows (run, nap, phase, ms) of the untraced naps' COST lines, with an
+    entry and an exit sum per nap."""
+    rows = []
+    for line in lines:
+        m = COST_LINE.match(line)
+        if not m:
+            continue
+        v = dict(kv.split("=", 1) for kv in m.group(3).split())
+        ms = {k: int(v[k]) / 1e6 for k in COST_ENTRY + COST_EXIT if k in v}
+        if len(ms) != len(COST_ENTRY + COST_EXIT):
+            continue
+        ms["entry_sum"] = sum(ms[k] for k in COST_ENTRY)
+        ms["exit_sum"] = sum(ms[k] for k in COST_EXIT)
+        rows.extend({"run": run, "nap": UNTRACED[m.group(2)], "phase": k,
+                     "ms": round(x, 4)} for k, x in ms.items())
+    return rows
+
+
 def run_icount(ctx, run):
-    """The NIC-woken nap traced under -icount: (status, events)."""
-    bg = C.BenchGuest("breakdown-icount-%d" % run, ICOUNT_SCRIPT,
+    """The NIC-woken nap traced under -icount, then untraced naps:
+    (status, events, cost rows)."""
+    n_cost = 2 if ctx.quick else COST_NAPS
+    bg = C.BenchGuest("breakdown-icount-%d" % run, ICOUNT_SCRIPT % n_cost,
                       ports=(80,), logdir=ctx.logdir, vm_args=ICOUNT)
     try:
         if not bg.wait(r"^NAPPING 1", 300):
             C.broken("breakdown run %d: no nap under -icount" % run, bg)
-            return "failed: no nap under -icount", []
+            return "failed: no nap under -icount", [], []
         n = len(bg.g.output)
         time.sleep(1.0)
         body, _ = C.http_get(bg.port[80], "/", timeout=30)
         if not bg.wait(r"^TRACE-END", 180):
-            return "failed: no trace under -icount", []
+            return "failed: no trace under -icount", [], []
         lines = bg.g.output[n:]
         if "TRACE-BEGIN" in lines:
             lines = lines[lines.index("TRACE-BEGIN") + 1:]
-        return ("ok" if body is not None else "not answered"), parse(lines)
+        events = parse(lines)
+        status = "ok" if body is not None else "not answered"
+        if not bg.wait(r"^COSTS-END", 30 + 15 * n_cost):
+            C.broken("breakdown run %d: untraced naps under -icount did "
+                     "not finish" % run, bg)
+            return status + ", untraced naps failed", events, []
+        return status, events, cost_rows(bg.g.output, run)
     finally:
         bg.stop()
 
@@ -307,9 +350,10 @@ def run(ctx):
     for run in range(ctx.runs):
         row, traces = run_one(ctx, run, window)
         row.setdefault("quiet", []).extend(run_nocb(ctx, run, window))
-        row["icount"], ev = run_icount(ctx, run)
+        row["icount"], ev, costs = run_icount(ctx, run)
         if ev:
             traces["nic-icount"] = ev
+        ph_rows.extend(costs)
         runs.append(row)
         for nap, ev in traces.items():
             for p, ms in phases(ev).items():
@@ -355,6 +399,14 @@ def run(ctx):
                 "traced" if nap == "nic" else "traced under -icount", part,
                 C.fmt(v["median"]), v["n"], C.fmt(v["min"]),
                 C.fmt(v["max"])))
+    for skip, nap in sorted(UNTRACED.items(), reverse=True):
+        for part in ("entry_sum", "exit_sum"):
+            v = C.summary([r["ms"] for r in ph_rows
+                           if r["nap"] == nap and r["phase"] == part])
+            C.say("  untraced under -icount, skip_no_pm_work=%s, %s: %s ms "
+                  "(median of %d naps, %s..%s)" % (
+                      skip, part[:-4], C.fmt(v["median"]), v["n"],
+                      C.fmt(v["min"]), C.fmt(v["max"])))
     return {"name": "breakdown", "window": window,
             "settle_s": 0 if ctx.quick else SETTLE_S, "runs": runs,
             "phases": ph_rows, "devices": dev_rows, "quiet": quiet_rows,
@@ -492,6 +544,50 @@ def icount_md(res):
             "spread |\n|---|---|---|---|---|\n" + "\n".join(rows) + "\n"]
 
 
+def untraced_md(res):
+    """The untraced naps under -icount, devices with no PM work left out
+    (the default) and not: each counter's median [min..max] over every nap
+    of every run, and the ratio of the medians."""
+    by = {nap: defaultdict(list) for nap in UNTRACED.values()}
+    for r in res["phases"]:
+        if r["nap"] in by:
+            by[r["nap"]][r["phase"]].append(r["ms"])
+    skip, every = by[UNTRACED["1"]], by[UNTRACED["0"]]
+    if not skip and not every:
+        return []
+    rows = []
+    for p in COST_ENTRY + ("entry_sum",) + COST_EXIT + ("exit_sum",):
+        a, b = C.summary(skip.get(p, [])), C.summary(every.get(p, []))
+        if not a["n"] and not b["n"]:
+            continue
+        cells = ["**%s, sum**" % p[:-4] if p.endswith("_sum") else p]
+        for v in (b, a):
+            cells.append("%s [%s..%s]" % (C.fmt(v["median"], 3),
+                                          C.fmt(v["min"], 3),
+                                          C.fmt(v["max"], 3))
+                         if v["n"] else "-")
+        cells.append("%.2f" % (a["median"] / b["median"])
+                     if a["n"] and b["n"] and b["median"] else "-")
+        rows.append("| %s |" % " | ".join(cells))
+    n = max(len(skip.get("entry_sum", [])), len(every.get("entry_sum", [])))
+    return ["### Untraced, on the instruction clock\n",
+            "What a nap costs without tracing: in the same -icount guests, "
+            "after the traced nap, pairs of naps armed on the RTC and ended "
+            "by its alarm (guest/nap-costs.sh, up to %d naps per column), "
+            "read from the nap's own counters (`/sys/power/pseudosleep/"
+            "*_ns`), alternating `pseudosleep.skip_no_pm_work=0` (every "
+            "device goes through every phase, as before that change) and 1 "
+            "(devices with no PM work sit out the phases, the default). "
+            "entry_suspend_devices runs from the frozen tasks to the end of "
+            "suspend_noirq (choosing the keep set, prepare, suspend, "
+            "suspend_late, suspend_noirq); exit_resume_devices from the "
+            "woken task to the end of complete. Medians [min..max] over all "
+            "naps.\n" % n,
+            "| counter | every device, -icount ms | no-PM-work devices "
+            "left out, -icount ms | ratio |\n|---|---|---|---|\n" +
+            "\n".join(rows) + "\n"]
+
+
 def report_md(res, figs, fig_md):
     e = phase_medians(res, "nic")
     out = ["## 5. Where a nap's time goes\n",
@@ -518,6 +614,7 @@ def report_md(res, figs, fig_md):
                    "\n".join("| %s | %s | %s | %.3f |" % r for r in top) +
                    "\n")
     out.extend(icount_md(res))
+    out.extend(untraced_md(res))
     defer = res.get("defer") or []
     if defer:
         out.append("### A quiet nap, timers deferred or not\n")

@@ -264,6 +264,19 @@ TEST(deep_idle_param)
 			 ARRAY_SIZE(bad));
 }
 
+#define SKIP_NO_PM_WORK "/sys/module/pseudosleep/parameters/skip_no_pm_work"
+
+/* Devices with no PM work sit out a nap by default. */
+TEST(skip_no_pm_work_param)
+{
+	static const char * const bad[] = { "2", "-1", "skip", " ", "1 0", "0x" };
+
+	if (!ps_have_pseudosleep())
+		SKIP(return, "kernel without CONFIG_PM_PSEUDOSLEEP");
+	check_bool_param(_metadata, SKIP_NO_PM_WORK, "1", "no", "true\n", bad,
+			 ARRAY_SIZE(bad));
+}
+
 #define REPORT_BUTTONS "/sys/module/pseudosleep/parameters/report_buttons"
 
 /* Buttons are reported by default. */

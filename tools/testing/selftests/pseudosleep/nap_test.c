@@ -301,6 +301,92 @@ TEST_F(nap, refuses_armed_irq_without_device)
 	ioctl(self->rtc, RTC_AIE_OFF, 0);
 }
 
+#define TRACEFS "/sys/kernel/tracing"
+#define PM_CB_EVENT TRACEFS "/events/power/device_pm_callback_start/enable"
+
+/* Opening the trace for writing with O_TRUNC empties the buffer. */
+static int clear_trace(void)
+{
+	int fd = open(TRACEFS "/trace", O_WRONLY | O_TRUNC);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+#define SKIP_NO_PM_WORK "/sys/module/pseudosleep/parameters/skip_no_pm_work"
+
+/*
+ * Nap on the RTC with power:device_pm_callback_start traced; the trace in
+ * @trace.  Returns 1 if the nap happened, else 0 (the failure is logged).
+ */
+static int traced_nap(struct __test_metadata *_metadata, int rtc,
+		      int rtc_irq, char *trace, size_t size)
+{
+	long long naps = ps_read_num(PS_STATS "naps");
+	ssize_t n = 0, r;
+	int fd, ok = 1;
+
+	trace[0] = '\0';
+	if (clear_trace() || ps_write(PM_CB_EVENT, "1") ||
+	    ps_write(TRACEFS "/tracing_on", "1")) {
+		TH_LOG("cannot set up the trace");
+		return 0;
+	}
+	if (nap_on_alarm(_metadata, rtc, rtc_irq, 2) ||
+	    ps_read_num(PS_STATS "naps") != naps + 1 || wait_alarm(rtc)) {
+		TH_LOG("no nap ended by the RTC alarm");
+		ok = 0;
+	}
+	ps_write(TRACEFS "/tracing_on", "0");
+	ps_write(PM_CB_EVENT, "0");
+	fd = open(TRACEFS "/trace", O_RDONLY);
+	if (fd < 0)
+		return 0;
+	while (n < (ssize_t)size - 1 &&
+	       (r = read(fd, trace + n, size - 1 - n)) > 0)
+		n += r;
+	close(fd);
+	trace[n] = '\0';
+	clear_trace();
+	return ok;
+}
+
+/*
+ * Devices with no PM callback (here /dev/null's device, class mem) sit out
+ * a nap's device phases: the PM core calls nothing for them, not even the
+ * prepare and complete steps it traces for every device it walks.  Devices
+ * with PM work (the NIC, not kept here) still take part.  With
+ * skip_no_pm_work=0 every device takes part again.
+ */
+TEST_F(nap, devices_without_pm_work_sit_out)
+{
+	static char trace[1 << 20];
+	char saved[16];
+
+	if (access(PM_CB_EVENT, W_OK))
+		SKIP(return, "no tracefs or power:device_pm_callback_start");
+	ASSERT_EQ(0, access("/sys/devices/virtual/mem/null", F_OK));
+	ASSERT_LT(0, ps_read(SKIP_NO_PM_WORK, saved, sizeof(saved)));
+	ASSERT_EQ(0, ps_write(TRACEFS "/tracing_on", "0"));
+
+	ASSERT_EQ(0, ps_write(SKIP_NO_PM_WORK, "1"));
+	EXPECT_EQ(1, traced_nap(_metadata, self->rtc, self->rtc_irq, trace,
+				sizeof(trace)));
+	EXPECT_NE(NULL, strstr(trace, "device_pm_callback_start"))
+		TH_LOG("no device took part in the nap");
+	EXPECT_EQ(NULL, strstr(trace, "mem null, parent:"))
+		TH_LOG("the nap walked /dev/null's device through its phases");
+
+	ASSERT_EQ(0, ps_write(SKIP_NO_PM_WORK, "0"));
+	EXPECT_EQ(1, traced_nap(_metadata, self->rtc, self->rtc_irq, trace,
+				sizeof(trace)));
+	ASSERT_EQ(0, ps_write(SKIP_NO_PM_WORK, saved));
+	EXPECT_NE(NULL, strstr(trace, "mem null, parent:"))
+		TH_LOG("with skip_no_pm_work=0, /dev/null's device sat out");
+}
+
 /* With pseudosleep.deep_idle=1 the CPUs idle through cpuidle; same nap. */
 TEST_F(nap, deep_idle_nap_ends_on_armed_irq)
 {

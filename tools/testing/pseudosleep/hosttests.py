@@ -804,15 +804,22 @@ def napd_unit_tests():
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     out = p.stdout.decode(errors="replace").splitlines()
     res = []
+    diag = []
     for line in out:
         m = re.match(r"^(ok|not ok) \d+ (?:- )?(.*)$", line)
         if m:
+            # A failure carries its own diagnostics into CI's log.
+            failed = m.group(1) == "not ok"
             res.append(("napd unit: " + m.group(2).strip(),
-                        "passed" if m.group(1) == "ok" else "failed"))
+                        "failed" if failed else "passed",
+                        " | ".join(diag)[-600:] if failed else ""))
+            diag = []
+        elif line.startswith("#"):
+            diag.append(line)
     if not res:
-        res.append(("napd unit: tests ran", "failed"))
+        res.append(("napd unit: tests ran", "failed", " | ".join(out[-5:])[-600:]))
     elif p.returncode:
-        res.append(("napd unit: make check exit status", "failed"))
+        res.append(("napd unit: make check exit status", "failed", ""))
     return res
 
 

@@ -1512,7 +1512,7 @@ static void test_napd_rx_traffic(void)
 	const char *t = new_tree("rx");
 	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], rx[PATH_MAX];
 	/* the later --idle-ms wins */
-	char *argv[] = { NAPD_ARGS(sys, proc), "--idle-ms", "100", NULL };
+	char *argv[] = { NAPD_ARGS(sys, proc), "--idle-ms", "200", NULL };
 
 	build_tree(t, true);
 	path_fmt(sys, sizeof(sys), "%s/sys", t);
@@ -1521,7 +1521,7 @@ static void test_napd_rx_traffic(void)
 	path_fmt(rx, sizeof(rx), "%s/sys/class/net/eth0/statistics/rx_packets",
 		 t);
 
-	/* packets every 10 ms, no connection: never 100 ms of quiet */
+	/* packets every 10 ms, no connection: never 200 ms of quiet */
 	CHECK(run_napd_tick(argv, out, 500, bump_rx, rx) == 0);
 	CHECK(out_has(out, "{\"naps\":0,"));
 	CHECK_STR(get("%s/sys/power/state", t), "freeze mem disk");
@@ -1798,14 +1798,21 @@ static void test_napd_idle_checks(void)
 {
 	struct fake_run r;
 
-	/* CPU use above --cpu-max: no nap until SIGTERM */
+	/*
+	 * CPU use above --cpu-max: no nap until SIGTERM.  The busy series
+	 * starts before napd does: its first sample may come before the
+	 * test's first tick, and the tree's idle /proc/stat would make that
+	 * first window look idle.
+	 */
 	fake_run(&r, "cpu", "--cpu-max", "50", NULL);
+	busy_cpu(&r);
 	CHECK(run_napd_tick(r.argv, r.out, 300, busy_cpu, &r) == 0);
 	CHECK(out_has(r.out, "nap held back by cpu: CPU use 100.0% > 50%"));
 	CHECK(out_has(r.out, "{\"naps\":0,"));
 	check_restored(r.t);
 	/* --cpu-max 100 turns the check off */
 	fake_run(&r, "cpu2", "--cpu-max", "100", "--max-naps", "1", NULL);
+	busy_cpu(&r);
 	CHECK(run_napd_tick(r.argv, r.out, 0, busy_cpu, &r) == 0);
 	CHECK(out_has(r.out, "{\"naps\":1,"));
 

@@ -357,16 +357,21 @@ static void unskip_supplier(struct device *sup, void *data)
  * its ancestors and suppliers take part too, and a device is left out only
  * with all of its children and consumers: the devices that take part keep
  * their order.  Recursion only follows suppliers that change, so it ends.
+ *
+ * The walk up stops at a parent that takes part already: its own
+ * ancestors and suppliers were walked when its flag was cleared, or will
+ * be when mark_needs() comes to it.  Each device is walked at most twice.
  */
 static void take_part(struct device *dev)
 {
-	for (; dev; dev = dev->parent) {
+	do {
 		if (dev->power.pseudosleep_skip) {
 			dev->power.pseudosleep_skip = false;
 			skip_count--;
 		}
 		dpm_visit_suppliers(dev, NULL, unskip_supplier);
-	}
+		dev = dev->parent;
+	} while (dev && dev->power.pseudosleep_skip);
 }
 
 static void mark_needs(struct device *dev, void *data)

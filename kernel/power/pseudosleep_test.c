@@ -478,6 +478,7 @@ static struct device *add_dev(struct kunit *test, const char *name,
 static void skip_devices_without_pm_work(struct kunit *test)
 {
 	struct device *top, *work, *leaf1, *idle, *leaf2, *sup, *wake, *active;
+	struct device *sup_top, *chain, *chain_mid;
 	struct device_link *link;
 
 	top = add_dev(test, "ps-top", NULL, NULL);
@@ -485,7 +486,12 @@ static void skip_devices_without_pm_work(struct kunit *test)
 	leaf1 = add_dev(test, "ps-leaf-1", work, NULL);
 	idle = add_dev(test, "ps-idle", top, NULL);
 	leaf2 = add_dev(test, "ps-leaf-2", idle, NULL);
-	sup = add_dev(test, "ps-sup", NULL, NULL);
+	sup_top = add_dev(test, "ps-sup-top", NULL, NULL);
+	sup = add_dev(test, "ps-sup", sup_top, NULL);
+	/* two ancestors without PM work above a device with some */
+	chain = add_dev(test, "ps-chain", NULL, NULL);
+	chain_mid = add_dev(test, "ps-chain-mid", chain, NULL);
+	add_dev(test, "ps-chain-work", chain_mid, &work_type);
 	wake = add_dev(test, "ps-wake", NULL, NULL);
 	device_set_wakeup_capable(wake, true);
 	active = add_dev(test, "ps-active", NULL, NULL);
@@ -500,6 +506,9 @@ static void skip_devices_without_pm_work(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, work->power.pseudosleep_skip);
 	KUNIT_EXPECT_FALSE(test, top->power.pseudosleep_skip);
 	KUNIT_EXPECT_FALSE(test, sup->power.pseudosleep_skip);
+	KUNIT_EXPECT_FALSE(test, sup_top->power.pseudosleep_skip);
+	KUNIT_EXPECT_FALSE(test, chain->power.pseudosleep_skip);
+	KUNIT_EXPECT_FALSE(test, chain_mid->power.pseudosleep_skip);
 	KUNIT_EXPECT_FALSE(test, wake->power.pseudosleep_skip);
 	KUNIT_EXPECT_FALSE(test, active->power.pseudosleep_skip);
 	KUNIT_EXPECT_TRUE(test, leaf1->power.pseudosleep_skip);

@@ -249,7 +249,7 @@ static void check_bool_param(struct __test_metadata *_metadata,
 	EXPECT_STREQ(def, got);
 }
 
-#define DEEP_IDLE "/sys/module/pseudosleep/parameters/deep_idle"
+#define DEEP_IDLE PS_PARAM "deep_idle"
 
 /* HLT is the default. */
 TEST(deep_idle_param)
@@ -264,8 +264,6 @@ TEST(deep_idle_param)
 			 ARRAY_SIZE(bad));
 }
 
-#define SKIP_NO_PM_WORK "/sys/module/pseudosleep/parameters/skip_no_pm_work"
-
 /* Devices with no PM work sit out a nap by default. */
 TEST(skip_no_pm_work_param)
 {
@@ -277,7 +275,7 @@ TEST(skip_no_pm_work_param)
 			 ARRAY_SIZE(bad));
 }
 
-#define REPORT_BUTTONS "/sys/module/pseudosleep/parameters/report_buttons"
+#define REPORT_BUTTONS PS_PARAM "report_buttons"
 
 /* Buttons are reported by default. */
 TEST(report_buttons_param)
@@ -289,8 +287,6 @@ TEST(report_buttons_param)
 	check_bool_param(_metadata, REPORT_BUTTONS, "1", "off", "Y\n", bad,
 			 ARRAY_SIZE(bad));
 }
-
-#define TIMER_DEFER "/sys/module/pseudosleep/parameters/timer_defer_ms"
 
 TEST(timer_defer_ms_param)
 {

@@ -171,8 +171,6 @@ static int wait_alarm(int rtc)
 	return 0;
 }
 
-#define TIMER_DEFER "/sys/module/pseudosleep/parameters/timer_defer_ms"
-
 /*
  * Nap until the RTC alarm @secs seconds away, set on an RTC second edge so
  * that entry has all of them.  On a loaded host a TCG guest's first entry
@@ -315,8 +313,6 @@ static int clear_trace(void)
 	return 0;
 }
 
-#define SKIP_NO_PM_WORK "/sys/module/pseudosleep/parameters/skip_no_pm_work"
-
 /*
  * Nap on the RTC with power:device_pm_callback_start traced; the trace in
  * @trace.  Returns 1 if the nap happened, else 0 (the failure is logged).
@@ -390,7 +386,7 @@ TEST_F(nap, devices_without_pm_work_sit_out)
 /* With pseudosleep.deep_idle=1 the CPUs idle through cpuidle; same nap. */
 TEST_F(nap, deep_idle_nap_ends_on_armed_irq)
 {
-	const char *param = "/sys/module/pseudosleep/parameters/deep_idle";
+	const char *param = PS_PARAM "deep_idle";
 	long long naps;
 
 	naps = ps_read_num(PS_STATS "naps");
@@ -512,7 +508,7 @@ TEST_F(nap, no_event_unless_pseudo_selected)
 		TH_LOG("an armed IRQ counted as a wakeup event for s2idle");
 }
 
-#define WAKE_ON "/sys/module/pseudosleep/parameters/wake_on"
+#define WAKE_ON PS_PARAM "wake_on"
 
 /* A datagram to @fd, a UDP socket bound to the loopback address. */
 static int udp_poke(int fd)

@@ -5,6 +5,10 @@
 #include <stdbool.h>
 
 #define PS_STATS "/sys/power/pseudosleep/"
+/* pseudosleep.* parameters, also shown under /sys/module */
+#define PS_PARAM "/sys/module/pseudosleep/parameters/"
+#define TIMER_DEFER PS_PARAM "timer_defer_ms"
+#define SKIP_NO_PM_WORK PS_PARAM "skip_no_pm_work"
 
 /* Read a sysfs file into buf (trailing newline removed); -errno on error. */
 int ps_read(const char *path, char *buf, int len);

@@ -12,4 +12,4 @@ set key bottom right
 plot 'wake_cdf_awake.dat' using 1:2 with steps lw 2 lc rgb '#1b9e77' title 'awake (60/60 answered)', \
      'wake_cdf_pseudo.dat' using 1:2 with steps lw 2 lc rgb '#d95f02' title 'pseudo (60/60 answered)', \
      'wake_cdf_s2idle-pb.dat' using 1:2 with steps lw 2 lc rgb 'black' title 's2idle-pb (1/18 answered)', \
-     'wake_cdf_deep.dat' using 1:2 with steps lw 2 lc rgb '#e7298a' title 'deep (23/30 answered)'
+     'wake_cdf_deep.dat' using 1:2 with steps lw 2 lc rgb '#e7298a' title 'deep (25/30 answered)'

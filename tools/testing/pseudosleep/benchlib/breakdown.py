@@ -27,8 +27,10 @@ asked for), the same NIC-woken nap traced again: its phase costs do not
 move with host load, so a change of a few percent shows in one run.  Its
 phases are the rows of nap "nic-icount".  In the same guest, untraced
 naps armed on the RTC (guest/nap-costs.sh) read the nap's own phase
-counters, alternating pseudosleep.skip_no_pm_work=1 and 0: the rows of
-naps "untraced-icount" and "untraced-icount-all".
+counters, in turn as booted, with pseudosleep.skip_no_pm_work=0, and with
+the PM core's knobs for frequent sleep (pm_async=0, sync_on_suspend=0):
+the rows of naps "untraced-icount", "untraced-icount-all" and
+"untraced-icount-tuned".
 
 Writes breakdown_phases.csv (run, nap, phase, ms), breakdown_devices.csv
 (the callbacks each device ran, per phase), quiet_nap.csv (each source of
@@ -77,14 +79,18 @@ exec sleep 1000000
 # Untraced naps per -icount guest (guest/nap-costs.sh): the nap's own
 # phase counters, without the cost of tracing every device.
 COST_NAPS = 5
-COST_LINE = re.compile(r"^COST (\d+) skip=([01]) (entry_sync=.*)$")
+COST_LINE = re.compile(r"^COST (\d+) mode=(\w+) (entry_sync=.*)$")
 # The nap's counters (/sys/power/pseudosleep/*_ns), in the order they run.
 COST_ENTRY = ("entry_sync", "entry_freeze", "entry_suspend_devices",
               "entry_cpu_halt")
 COST_EXIT = ("exit_cpu_wake", "exit_resume_devices", "exit_thaw")
-# Nap names of the untraced naps: with pseudosleep.skip_no_pm_work=1 (the
-# default: devices with no PM work sit out the phases) and =0.
-UNTRACED = {"1": "untraced-icount", "0": "untraced-icount-all"}
+# Nap names of the untraced naps, by guest/nap-costs.sh's mode: as booted
+# (devices with no PM work sit out the phases), every device taking part
+# (skip_no_pm_work=0), and as booted with pm_async=0 and sync_on_suspend=0.
+UNTRACED = {"default": "untraced-icount", "every": "untraced-icount-all",
+            "tuned": "untraced-icount-tuned"}
+UNTRACED_SAY = {"default": "as booted", "every": "skip_no_pm_work=0",
+                "tuned": "pm_async=0 sync_on_suspend=0"}
 
 # The untraced quiet naps start once the guest has been up this long: a
 # server naps long after its boot, when IPv6 address configuration, router
@@ -306,6 +312,8 @@ def cost_rows(lines, run):
             continue
         ms["entry_sum"] = sum(ms[k] for k in COST_ENTRY)
         ms["exit_sum"] = sum(ms[k] for k in COST_EXIT)
+        if m.group(2) not in UNTRACED:
+            continue
         rows.extend({"run": run, "nap": UNTRACED[m.group(2)], "phase": k,
                      "ms": round(x, 4)} for k, x in ms.items())
     return rows
@@ -331,7 +339,7 @@ def run_icount(ctx, run):
             lines = lines[lines.index("TRACE-BEGIN") + 1:]
         events = parse(lines)
         status = "ok" if body is not None else "not answered"
-        if not bg.wait(r"^COSTS-END", 30 + 15 * n_cost):
+        if not bg.wait(r"^COSTS-END", 30 + 25 * n_cost):
             C.broken("breakdown run %d: untraced naps under -icount did "
                      "not finish" % run, bg)
             return status + ", untraced naps failed", events, []
@@ -399,13 +407,14 @@ def run(ctx):
                 "traced" if nap == "nic" else "traced under -icount", part,
                 C.fmt(v["median"]), v["n"], C.fmt(v["min"]),
                 C.fmt(v["max"])))
-    for skip, nap in sorted(UNTRACED.items(), reverse=True):
+    for mode, nap in UNTRACED.items():
         for part in ("entry_sum", "exit_sum"):
             v = C.summary([r["ms"] for r in ph_rows
                            if r["nap"] == nap and r["phase"] == part])
-            C.say("  untraced under -icount, skip_no_pm_work=%s, %s: %s ms "
+            C.say("  untraced under -icount, %s, %s: %s ms "
                   "(median of %d naps, %s..%s)" % (
-                      skip, part[:-4], C.fmt(v["median"]), v["n"],
+                      UNTRACED_SAY[mode], part[:-4], C.fmt(v["median"]),
+                      v["n"],
                       C.fmt(v["min"]), C.fmt(v["max"])))
     return {"name": "breakdown", "window": window,
             "settle_s": 0 if ctx.quick else SETTLE_S, "runs": runs,
@@ -545,47 +554,53 @@ def icount_md(res):
 
 
 def untraced_md(res):
-    """The untraced naps under -icount, devices with no PM work left out
-    (the default) and not: each counter's median [min..max] over every nap
-    of every run, and the ratio of the medians."""
+    """The untraced naps under -icount, one column per mode of
+    guest/nap-costs.sh: each counter's median [min..max] over every nap of
+    every run, and the ratios of the medians to every device taking
+    part."""
     by = {nap: defaultdict(list) for nap in UNTRACED.values()}
     for r in res["phases"]:
         if r["nap"] in by:
             by[r["nap"]][r["phase"]].append(r["ms"])
-    skip, every = by[UNTRACED["1"]], by[UNTRACED["0"]]
-    if not skip and not every:
+    cols = [by[UNTRACED[m]] for m in ("every", "default", "tuned")]
+    if not any(cols):
         return []
     rows = []
     for p in COST_ENTRY + ("entry_sum",) + COST_EXIT + ("exit_sum",):
-        a, b = C.summary(skip.get(p, [])), C.summary(every.get(p, []))
-        if not a["n"] and not b["n"]:
+        v = [C.summary(c.get(p, [])) for c in cols]
+        if not any(x["n"] for x in v):
             continue
         cells = ["**%s, sum**" % p[:-4] if p.endswith("_sum") else p]
-        for v in (b, a):
-            cells.append("%s [%s..%s]" % (C.fmt(v["median"], 3),
-                                          C.fmt(v["min"], 3),
-                                          C.fmt(v["max"], 3))
-                         if v["n"] else "-")
-        cells.append("%.2f" % (a["median"] / b["median"])
-                     if a["n"] and b["n"] and b["median"] else "-")
+        for x in v:
+            cells.append("%s [%s..%s]" % (C.fmt(x["median"], 3),
+                                          C.fmt(x["min"], 3),
+                                          C.fmt(x["max"], 3))
+                         if x["n"] else "-")
+        for x in v[1:]:
+            cells.append("%.2f" % (x["median"] / v[0]["median"])
+                         if x["n"] and v[0]["n"] and v[0]["median"]
+                         else "-")
         rows.append("| %s |" % " | ".join(cells))
-    n = max(len(skip.get("entry_sum", [])), len(every.get("entry_sum", [])))
+    n = max(len(c.get("entry_sum", [])) for c in cols)
     return ["### Untraced, on the instruction clock\n",
             "What a nap costs without tracing: in the same -icount guests, "
-            "after the traced nap, pairs of naps armed on the RTC and ended "
-            "by its alarm (guest/nap-costs.sh, up to %d naps per column), "
-            "read from the nap's own counters (`/sys/power/pseudosleep/"
-            "*_ns`), alternating `pseudosleep.skip_no_pm_work=0` (every "
-            "device goes through every phase, as before that change) and 1 "
-            "(devices with no PM work sit out the phases, the default). "
+            "after the traced nap, rounds of naps armed on the RTC and "
+            "ended by its alarm (guest/nap-costs.sh, up to %d naps per "
+            "column), read from the nap's own counters (`/sys/power/"
+            "pseudosleep/*_ns`), one nap per column in turn: every device "
+            "goes through every phase (`pseudosleep.skip_no_pm_work=0`, as "
+            "before that change); as booted (devices with no PM work sit "
+            "out the phases); as booted with the PM core's knobs for a "
+            "machine that sleeps often, `/sys/power/pm_async=0` (callbacks "
+            "in order, no async work items) and `sync_on_suspend=0`. "
             "entry_suspend_devices runs from the frozen tasks to the end of "
             "suspend_noirq (choosing the keep set, prepare, suspend, "
             "suspend_late, suspend_noirq); exit_resume_devices from the "
             "woken task to the end of complete. Medians [min..max] over all "
-            "naps.\n" % n,
-            "| counter | every device, -icount ms | no-PM-work devices "
-            "left out, -icount ms | ratio |\n|---|---|---|---|\n" +
-            "\n".join(rows) + "\n"]
+            "naps; the ratios are to the first column.\n" % n,
+            "| counter | every device, ms | as booted, ms | pm_async=0, "
+            "sync_on_suspend=0, ms | as booted / every | tuned / every "
+            "|\n|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n"]
 
 
 def report_md(res, figs, fig_md):

@@ -11,7 +11,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/rtc.h>
+#include <linux/vt.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdint.h>
@@ -571,6 +573,44 @@ TEST_F(nap, task_mode_event_is_the_work)
 
 	close(fd);
 	EXPECT_EQ(0, ps_write(WAKE_ON, mode));
+}
+
+/*
+ * A nap leaves the user's VT on the screen: a suspend switches to the
+ * suspend console and back, and each switch notifies tty0's "active"
+ * attribute, which poll() reports as POLLPRI until the file is read again,
+ * even to a task that was frozen meanwhile.  A real switch, made after the
+ * nap, shows that the check sees one.
+ */
+TEST_F(nap, vt_stays_on_screen)
+{
+	struct pollfd pfd = { .events = POLLPRI };
+	struct vt_stat st;
+	char buf[32];
+	int tty0, other;
+
+	pfd.fd = open("/sys/class/tty/tty0/active", O_RDONLY);
+	if (pfd.fd < 0)
+		SKIP(return, "no virtual terminals (CONFIG_VT)");
+	tty0 = open("/dev/tty0", O_RDWR);
+	ASSERT_LE(0, tty0);
+	ASSERT_EQ(0, ioctl(tty0, VT_GETSTATE, &st));
+	ASSERT_LT(0, read(pfd.fd, buf, sizeof(buf)));
+
+	EXPECT_EQ(0, nap_on_alarm(_metadata, self->rtc, self->rtc_irq, 2));
+	EXPECT_EQ(0, wait_alarm(self->rtc));
+	ASSERT_LE(0, poll(&pfd, 1, 0));
+	EXPECT_FALSE(pfd.revents & POLLPRI) TH_LOG("the nap switched VTs");
+
+	other = st.v_active == 1 ? 2 : 1;
+	ASSERT_EQ(0, ioctl(tty0, VT_ACTIVATE, other));
+	ASSERT_EQ(0, ioctl(tty0, VT_WAITACTIVE, other));
+	ASSERT_EQ(0, ioctl(tty0, VT_ACTIVATE, st.v_active));
+	ASSERT_EQ(0, ioctl(tty0, VT_WAITACTIVE, st.v_active));
+	ASSERT_LE(0, poll(&pfd, 1, 0));
+	EXPECT_TRUE(pfd.revents & POLLPRI) TH_LOG("a VT switch was not seen");
+	close(tty0);
+	close(pfd.fd);
 }
 
 TEST_HARNESS_MAIN

@@ -87,10 +87,12 @@ COST_EXIT = ("exit_cpu_wake", "exit_resume_devices", "exit_thaw")
 # Nap names of the untraced naps, by guest/nap-costs.sh's mode: as booted
 # (devices with no PM work sit out the phases), every device taking part
 # (skip_no_pm_work=0), and as booted with pm_async=0 and sync_on_suspend=0.
-UNTRACED = {"default": "untraced-icount", "every": "untraced-icount-all",
-            "tuned": "untraced-icount-tuned"}
-UNTRACED_SAY = {"default": "as booted", "every": "skip_no_pm_work=0",
-                "tuned": "pm_async=0 sync_on_suspend=0"}
+# In the order of the report's columns: (mode, nap name, label).
+UNTRACED_MODES = (("every", "untraced-icount-all", "skip_no_pm_work=0"),
+                  ("default", "untraced-icount", "as booted"),
+                  ("tuned", "untraced-icount-tuned",
+                   "pm_async=0 sync_on_suspend=0"))
+UNTRACED = {mode: nap for mode, nap, _ in UNTRACED_MODES}
 
 # The untraced quiet naps start once the guest has been up this long: a
 # server naps long after its boot, when IPv6 address configuration, router
@@ -407,13 +409,13 @@ def run(ctx):
                 "traced" if nap == "nic" else "traced under -icount", part,
                 C.fmt(v["median"]), v["n"], C.fmt(v["min"]),
                 C.fmt(v["max"])))
-    for mode, nap in UNTRACED.items():
+    for _, nap, label in UNTRACED_MODES:
         for part in ("entry_sum", "exit_sum"):
             v = C.summary([r["ms"] for r in ph_rows
                            if r["nap"] == nap and r["phase"] == part])
             C.say("  untraced under -icount, %s, %s: %s ms "
                   "(median of %d naps, %s..%s)" % (
-                      UNTRACED_SAY[mode], part[:-4], C.fmt(v["median"]),
+                      label, part[:-4], C.fmt(v["median"]),
                       v["n"],
                       C.fmt(v["min"]), C.fmt(v["max"])))
     return {"name": "breakdown", "window": window,
@@ -562,7 +564,7 @@ def untraced_md(res):
     for r in res["phases"]:
         if r["nap"] in by:
             by[r["nap"]][r["phase"]].append(r["ms"])
-    cols = [by[UNTRACED[m]] for m in ("every", "default", "tuned")]
+    cols = [by[nap] for _, nap, _ in UNTRACED_MODES]
     if not any(cols):
         return []
     rows = []

@@ -26,6 +26,8 @@
 #include <linux/bitmap.h>
 #include <linux/console.h>
 #include <linux/device.h>
+#include <linux/irq.h>
+#include <linux/irqdomain.h>
 #include <linux/irqnr.h>
 #include <linux/msi.h>
 #include <linux/pci.h>
@@ -267,6 +269,9 @@ static void mark_subtree(struct device *dev, void *data)
 
 static void keep_needs(struct device *dev);
 
+/* Set when a device was kept that was not before (pass 2b). */
+static bool keep_grew;
+
 /* A supplier of a kept device: keep it and what it needs in turn. */
 static void keep_supplier(struct device *sup, void *data)
 {
@@ -274,6 +279,7 @@ static void keep_supplier(struct device *sup, void *data)
 	if (sup->power.pseudosleep_kept || device_pm_not_required(sup))
 		return;
 	set_kept(sup, true);
+	keep_grew = true;
 	keep_needs(sup);
 }
 
@@ -293,7 +299,69 @@ static void keep_needs(struct device *dev)
 		if (device_pm_not_required(p))
 			continue;
 		set_kept(p, true);
+		keep_grew = true;
 		dpm_visit_suppliers(p, NULL, keep_supplier);
+	}
+}
+
+static struct irq_data *irq_data_up(struct irq_data *d)
+{
+#ifdef CONFIG_IRQ_DOMAIN_HIERARCHY
+	return d->parent_data;
+#else
+	return NULL;
+#endif
+}
+
+/**
+ * pseudosleep_keep_irq_controllers - keep the controllers of a kept IRQ
+ * @irq: a Linux IRQ that stays enabled during the nap
+ *
+ * An interrupt goes through the irq domain it is mapped in and, in a
+ * hierarchy, through the parent domains: a GPIO or pin controller under
+ * the interrupt controller, an MSI parent.  The devices behind them (the
+ * domain's pm_dev and the device that created it) are kept, each with
+ * what it needs.  Called with the PM core's device list locked.
+ */
+void pseudosleep_keep_irq_controllers(unsigned int irq)
+{
+	struct irq_data *d;
+
+	for (d = irq_get_irq_data(irq); d; d = irq_data_up(d)) {
+		if (!d->domain)
+			continue;
+		if (d->domain->pm_dev)
+			keep_supplier(d->domain->pm_dev, NULL);
+		if (d->domain->dev)
+			keep_supplier(d->domain->dev, NULL);
+	}
+}
+
+static void collect_irqs(struct device *dev, void *data)
+{
+	if (dev->power.pseudosleep_kept)
+		dev_any_irq(dev, irq_keep);
+}
+
+/*
+ * Pass 2b: the IRQs that stay enabled (the armed ones and those of kept
+ * devices) keep their controllers.  A controller kept this way may have
+ * its own IRQ, a chained GPIO controller's line: repeat while that adds
+ * devices, a few rounds at most (controllers nest a few levels deep).
+ */
+static void keep_irq_paths(void)
+{
+	unsigned int irq, round;
+
+	for (round = 0; round < 4; round++) {
+		keep_grew = false;
+		dpm_for_each_dev(NULL, collect_irqs);
+		device_pm_lock();
+		for_each_set_bit(irq, keep_irqs, keep_nbits)
+			pseudosleep_keep_irq_controllers(irq);
+		device_pm_unlock();
+		if (!keep_grew)
+			break;
 	}
 }
 
@@ -481,6 +549,7 @@ int pseudosleep_keep_mark(void)
 		return -EINVAL;
 	}
 	dpm_for_each_dev(NULL, mark_ancestors);
+	keep_irq_paths();
 	dpm_for_each_dev(NULL, mark_syscore);
 	pm_pr_dbg("%u devices and IRQs %*pbl stay awake\n",
 		  keep_count, keep_nbits, keep_irqs);

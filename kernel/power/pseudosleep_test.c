@@ -13,6 +13,7 @@
 #include <linux/device.h>
 #include <linux/pm_runtime.h>
 #include <linux/slab.h>
+#include <linux/irqdomain.h>
 #include <linux/suspend.h>
 #include <net/sock.h>
 
@@ -525,6 +526,42 @@ static void skip_devices_without_pm_work(struct kunit *test)
 	pm_runtime_set_suspended(active);
 }
 
+static const struct irq_domain_ops keep_test_domain_ops = {};
+
+/* A kept IRQ keeps the device behind its irq domain, with its suppliers. */
+static void keep_follows_irq_domains(struct kunit *test)
+{
+	struct device *ctl, *sup;
+	struct device_link *link;
+	struct irq_domain *dom;
+	unsigned int virq;
+
+	ctl = kunit_device_register(test, "ps-irq-controller");
+	sup = kunit_device_register(test, "ps-irq-clock");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(ctl) || IS_ERR(sup));
+	link = device_link_add(ctl, sup, DL_FLAG_STATELESS);
+	KUNIT_ASSERT_NOT_NULL(test, link);
+	dom = irq_domain_create_linear(NULL, 1, &keep_test_domain_ops, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, dom);
+	irq_domain_set_pm_device(dom, ctl);
+	virq = irq_create_mapping(dom, 0);
+	KUNIT_ASSERT_GT(test, virq, 0U);
+
+	KUNIT_EXPECT_FALSE(test, ctl->power.pseudosleep_kept);
+	device_pm_lock();
+	pseudosleep_keep_irq_controllers(virq);
+	device_pm_unlock();
+	KUNIT_EXPECT_TRUE(test, ctl->power.pseudosleep_kept);
+	KUNIT_EXPECT_TRUE(test, sup->power.pseudosleep_kept);
+	pseudosleep_keep_unmark();
+	KUNIT_EXPECT_FALSE(test, ctl->power.pseudosleep_kept);
+	KUNIT_EXPECT_FALSE(test, sup->power.pseudosleep_kept);
+
+	irq_dispose_mapping(virq);
+	irq_domain_remove(dom);
+	device_link_del(link);
+}
+
 static struct kunit_case pseudosleep_test_cases[] = {
 	KUNIT_CASE(parse_irqs_good),
 	KUNIT_CASE(parse_irqs_bad),
@@ -537,6 +574,7 @@ static struct kunit_case pseudosleep_test_cases[] = {
 	KUNIT_CASE(state_tables),
 	KUNIT_CASE(keep_follows_device_links),
 	KUNIT_CASE(skip_devices_without_pm_work),
+	KUNIT_CASE(keep_follows_irq_domains),
 	{}
 };
 

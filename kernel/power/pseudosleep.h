@@ -54,7 +54,6 @@ int pseudosleep_keep_mark(void);
 bool pseudosleep_keep_consoles(void);
 void pseudosleep_keep_unmark(void);
 bool pseudosleep_skip_no_pm_work(void);
-void pseudosleep_keep_irq_controllers(unsigned int irq);
 
 /* pseudosleep_stats.c: /sys/power/pseudosleep/ */
 void pseudosleep_stats_nap(unsigned long wakeups);

@@ -169,17 +169,11 @@ static bool dev_owns_armed;
 
 static bool irq_note_owner(unsigned int irq)
 {
-	if (irq < keep_nbits && pseudosleep_irq_armed(irq)) {
+	/* Until pass 2, keep_irqs holds the armed IRQs only. */
+	if (irq < keep_nbits && test_bit(irq, keep_irqs)) {
 		set_bit(irq, owned_irqs);
 		dev_owns_armed = true;
 	}
-	return false;
-}
-
-static bool irq_keep(unsigned int irq)
-{
-	if (irq < keep_nbits)
-		set_bit(irq, keep_irqs);
 	return false;
 }
 
@@ -269,9 +263,6 @@ static void mark_subtree(struct device *dev, void *data)
 
 static void keep_needs(struct device *dev);
 
-/* Set when a device was kept that was not before (pass 2b). */
-static bool keep_grew;
-
 /* A supplier of a kept device: keep it and what it needs in turn. */
 static void keep_supplier(struct device *sup, void *data)
 {
@@ -279,29 +270,7 @@ static void keep_supplier(struct device *sup, void *data)
 	if (sup->power.pseudosleep_kept || device_pm_not_required(sup))
 		return;
 	set_kept(sup, true);
-	keep_grew = true;
 	keep_needs(sup);
-}
-
-/*
- * What a kept device needs to work: its path to the root and the suppliers
- * of its device links (a PHY, a clock, regulator, GPIO or IOMMU provider),
- * each with its own path and suppliers.  Suppliers come before their
- * consumers in dpm_list, so they are kept here, not in a later pass.  The
- * kept flag ends the recursion.
- */
-static void keep_needs(struct device *dev)
-{
-	struct device *p;
-
-	dpm_visit_suppliers(dev, NULL, keep_supplier);
-	for (p = dev->parent; p && !p->power.pseudosleep_kept; p = p->parent) {
-		if (device_pm_not_required(p))
-			continue;
-		set_kept(p, true);
-		keep_grew = true;
-		dpm_visit_suppliers(p, NULL, keep_supplier);
-	}
 }
 
 static struct irq_data *irq_data_up(struct irq_data *d)
@@ -313,17 +282,15 @@ static struct irq_data *irq_data_up(struct irq_data *d)
 #endif
 }
 
-/**
- * pseudosleep_keep_irq_controllers - keep the controllers of a kept IRQ
- * @irq: a Linux IRQ that stays enabled during the nap
- *
+/*
  * An interrupt goes through the irq domain it is mapped in and, in a
  * hierarchy, through the parent domains: a GPIO or pin controller under
- * the interrupt controller, an MSI parent.  The devices behind them (the
- * domain's pm_dev and the device that created it) are kept, each with
- * what it needs.  Called with the PM core's device list locked.
+ * the interrupt controller, an MSI parent.  Keep the devices behind them
+ * (the domain's pm_dev and the device that created it), each with what it
+ * needs, its own IRQs included.  Called with the PM core's device list
+ * locked.
  */
-void pseudosleep_keep_irq_controllers(unsigned int irq)
+static void keep_irq_controllers(unsigned int irq)
 {
 	struct irq_data *d;
 
@@ -337,31 +304,47 @@ void pseudosleep_keep_irq_controllers(unsigned int irq)
 	}
 }
 
-static void collect_irqs(struct device *dev, void *data)
+/*
+ * An IRQ of a kept device stays enabled, and so do its controllers.  The
+ * armed IRQs are in keep_irqs from the start: keep_armed_paths() did theirs.
+ */
+static bool irq_keep(unsigned int irq)
 {
-	if (dev->power.pseudosleep_kept)
-		dev_any_irq(dev, irq_keep);
+	if (irq < keep_nbits && !__test_and_set_bit(irq, keep_irqs))
+		keep_irq_controllers(irq);
+	return false;
+}
+
+/* Pass 2a: the controllers of the armed IRQs (the only ones kept yet). */
+static void keep_armed_paths(void)
+{
+	unsigned int irq;
+
+	device_pm_lock();
+	for_each_set_bit(irq, keep_irqs, keep_nbits)
+		keep_irq_controllers(irq);
+	device_pm_unlock();
 }
 
 /*
- * Pass 2b: the IRQs that stay enabled (the armed ones and those of kept
- * devices) keep their controllers.  A controller kept this way may have
- * its own IRQ, a chained GPIO controller's line: repeat while that adds
- * devices, a few rounds at most (controllers nest a few levels deep).
+ * What a kept device needs to work: its path to the root, the suppliers
+ * of its device links (a PHY, a clock, regulator, GPIO or IOMMU provider)
+ * and the controllers of its IRQs, each with what it needs in turn.
+ * Suppliers come before their consumers in dpm_list, so they are kept
+ * here, not in a later pass.  The kept flag ends the recursion.
  */
-static void keep_irq_paths(void)
+static void keep_needs(struct device *dev)
 {
-	unsigned int irq, round;
+	struct device *p;
 
-	for (round = 0; round < 4; round++) {
-		keep_grew = false;
-		dpm_for_each_dev(NULL, collect_irqs);
-		device_pm_lock();
-		for_each_set_bit(irq, keep_irqs, keep_nbits)
-			pseudosleep_keep_irq_controllers(irq);
-		device_pm_unlock();
-		if (!keep_grew)
-			break;
+	dpm_visit_suppliers(dev, NULL, keep_supplier);
+	dev_any_irq(dev, irq_keep);
+	for (p = dev->parent; p && !p->power.pseudosleep_kept; p = p->parent) {
+		if (device_pm_not_required(p))
+			continue;
+		set_kept(p, true);
+		dpm_visit_suppliers(p, NULL, keep_supplier);
+		dev_any_irq(p, irq_keep);
 	}
 }
 
@@ -381,7 +364,6 @@ static void mark_syscore(struct device *dev, void *data)
 {
 	if (!dev->power.pseudosleep_kept)
 		return;
-	dev_any_irq(dev, irq_keep);
 	spin_lock_irq(&dev->power.lock);
 	if (dev->power.syscore)
 		dev->power.pseudosleep_kept = false;
@@ -548,8 +530,8 @@ int pseudosleep_keep_mark(void)
 		free_keep();
 		return -EINVAL;
 	}
+	keep_armed_paths();
 	dpm_for_each_dev(NULL, mark_ancestors);
-	keep_irq_paths();
 	dpm_for_each_dev(NULL, mark_syscore);
 	pm_pr_dbg("%u devices and IRQs %*pbl stay awake\n",
 		  keep_count, keep_nbits, keep_irqs);

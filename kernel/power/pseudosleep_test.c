@@ -7,13 +7,15 @@
  */
 
 #include <kunit/device.h>
+#include <kunit/platform_device.h>
 #include <kunit/test.h>
 #include <linux/bitmap.h>
 #include <linux/delay.h>
 #include <linux/device.h>
+#include <linux/irqdomain.h>
+#include <linux/platform_device.h>
 #include <linux/pm_runtime.h>
 #include <linux/slab.h>
-#include <linux/irqdomain.h>
 #include <linux/suspend.h>
 #include <net/sock.h>
 
@@ -528,37 +530,100 @@ static void skip_devices_without_pm_work(struct kunit *test)
 
 static const struct irq_domain_ops keep_test_domain_ops = {};
 
-/* A kept IRQ keeps the device behind its irq domain, with its suppliers. */
-static void keep_follows_irq_domains(struct kunit *test)
-{
-	struct device *ctl, *sup;
-	struct device_link *link;
+struct test_irq {
 	struct irq_domain *dom;
 	unsigned int virq;
+};
 
-	ctl = kunit_device_register(test, "ps-irq-controller");
-	sup = kunit_device_register(test, "ps-irq-clock");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(ctl) || IS_ERR(sup));
-	link = device_link_add(ctl, sup, DL_FLAG_STATELESS);
+static void free_test_irq(void *data)
+{
+	struct test_irq *t = data;
+
+	irq_dispose_mapping(t->virq);
+	irq_domain_remove(t->dom);
+}
+
+/* An IRQ in a domain of its own, whose controller is @ctl. */
+static unsigned int add_test_irq(struct kunit *test, struct device *ctl)
+{
+	struct test_irq *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	t->dom = irq_domain_create_linear(NULL, 1, &keep_test_domain_ops, NULL);
+	KUNIT_ASSERT_NOT_NULL(test, t->dom);
+	irq_domain_set_pm_device(t->dom, ctl);
+	t->virq = irq_create_mapping(t->dom, 0);
+	if (!t->virq) {
+		irq_domain_remove(t->dom);
+		KUNIT_FAIL_AND_ABORT(test, "no mapping");
+	}
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, free_test_irq, t),
+			0);
+	return t->virq;
+}
+
+/* A platform device whose IRQ resource is @irq. */
+static struct device *add_irq_user(struct kunit *test, const char *name,
+				   unsigned int irq)
+{
+	struct resource res = DEFINE_RES_IRQ(irq);
+	struct platform_device *pdev;
+
+	pdev = kunit_platform_device_alloc(test, name, PLATFORM_DEVID_NONE);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, pdev);
+	KUNIT_ASSERT_EQ(test, platform_device_add_resources(pdev, &res, 1), 0);
+	KUNIT_ASSERT_EQ(test, kunit_platform_device_add(test, pdev), 0);
+	return &pdev->dev;
+}
+
+static void set_nosleep(struct device *dev, bool val)
+{
+	spin_lock_irq(&dev->power.lock);
+	dev->power.nosleep = val;
+	spin_unlock_irq(&dev->power.lock);
+}
+
+/*
+ * A kept device's IRQ keeps the controller behind its irq domain, and
+ * that controller's own IRQ keeps the next one, with its suppliers: a
+ * device (power/nosleep) behind a GPIO controller chained to an interrupt
+ * controller that needs a clock.  Their IRQs stay enabled; the unmark
+ * restores everything.
+ */
+static void keep_follows_irq_domains(struct kunit *test)
+{
+	struct device *intc, *clk, *gpio, *user, *other;
+	struct device_link *link;
+	unsigned int intc_irq, gpio_irq;
+
+	intc = kunit_device_register(test, "ps-irq-intc");
+	clk = kunit_device_register(test, "ps-irq-clock");
+	other = kunit_device_register(test, "ps-irq-other");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(intc) || IS_ERR(clk) || IS_ERR(other));
+	link = device_link_add(intc, clk, DL_FLAG_STATELESS);
 	KUNIT_ASSERT_NOT_NULL(test, link);
-	dom = irq_domain_create_linear(NULL, 1, &keep_test_domain_ops, NULL);
-	KUNIT_ASSERT_NOT_NULL(test, dom);
-	irq_domain_set_pm_device(dom, ctl);
-	virq = irq_create_mapping(dom, 0);
-	KUNIT_ASSERT_GT(test, virq, 0U);
+	intc_irq = add_test_irq(test, intc);
+	gpio = add_irq_user(test, "ps-irq-gpio", intc_irq);
+	gpio_irq = add_test_irq(test, gpio);
+	user = add_irq_user(test, "ps-irq-user", gpio_irq);
 
-	KUNIT_EXPECT_FALSE(test, ctl->power.pseudosleep_kept);
-	device_pm_lock();
-	pseudosleep_keep_irq_controllers(virq);
-	device_pm_unlock();
-	KUNIT_EXPECT_TRUE(test, ctl->power.pseudosleep_kept);
-	KUNIT_EXPECT_TRUE(test, sup->power.pseudosleep_kept);
+	set_nosleep(user, true);
+	KUNIT_ASSERT_EQ(test, pseudosleep_keep_mark(), 0);
+	KUNIT_EXPECT_TRUE(test, user->power.syscore);
+	KUNIT_EXPECT_TRUE(test, gpio->power.syscore);
+	KUNIT_EXPECT_TRUE(test, intc->power.syscore);
+	KUNIT_EXPECT_TRUE(test, clk->power.syscore);
+	KUNIT_EXPECT_FALSE(test, other->power.syscore);
+	KUNIT_EXPECT_TRUE(test, pseudosleep_irq_kept(gpio_irq));
+	KUNIT_EXPECT_TRUE(test, pseudosleep_irq_kept(intc_irq));
 	pseudosleep_keep_unmark();
-	KUNIT_EXPECT_FALSE(test, ctl->power.pseudosleep_kept);
-	KUNIT_EXPECT_FALSE(test, sup->power.pseudosleep_kept);
+	set_nosleep(user, false);
+	KUNIT_EXPECT_FALSE(test, user->power.syscore);
+	KUNIT_EXPECT_FALSE(test, gpio->power.syscore);
+	KUNIT_EXPECT_FALSE(test, intc->power.syscore);
+	KUNIT_EXPECT_FALSE(test, clk->power.syscore);
+	KUNIT_EXPECT_FALSE(test, pseudosleep_irq_kept(intc_irq));
 
-	irq_dispose_mapping(virq);
-	irq_domain_remove(dom);
 	device_link_del(link);
 }
 

@@ -163,15 +163,18 @@ static bool dev_any_irq(struct device *dev, bool (*fn)(unsigned int irq))
 	return false;
 }
 
-/* Armed IRQs whose owning device was found during this nap's walk. */
-static unsigned long *owned_irqs;
+/*
+ * Pass 1: the armed IRQs whose owning device was found.  Pass 2: the IRQs
+ * whose controllers were looked up.
+ */
+static unsigned long *seen_irqs;
 static bool dev_owns_armed;
 
 static bool irq_note_owner(unsigned int irq)
 {
 	/* Until pass 2, keep_irqs holds the armed IRQs only. */
 	if (irq < keep_nbits && test_bit(irq, keep_irqs)) {
-		set_bit(irq, owned_irqs);
+		__set_bit(irq, seen_irqs);
 		dev_owns_armed = true;
 	}
 	return false;
@@ -288,7 +291,8 @@ static struct irq_data *irq_data_up(struct irq_data *d)
  * the interrupt controller, an MSI parent.  Keep the devices behind them
  * (the domain's pm_dev and the device that created it), each with what it
  * needs, its own IRQs included.  Called with the PM core's device list
- * locked.
+ * locked and, for an MSI vector, the device's MSI descriptors: the mapping
+ * cannot go away meanwhile.
  */
 static void keep_irq_controllers(unsigned int irq)
 {
@@ -304,26 +308,15 @@ static void keep_irq_controllers(unsigned int irq)
 	}
 }
 
-/*
- * An IRQ of a kept device stays enabled, and so do its controllers.  The
- * armed IRQs are in keep_irqs from the start: keep_armed_paths() did theirs.
- */
+/* An IRQ of a kept device stays enabled, and so do its controllers. */
 static bool irq_keep(unsigned int irq)
 {
-	if (irq < keep_nbits && !__test_and_set_bit(irq, keep_irqs))
+	if (irq >= keep_nbits)
+		return false;
+	__set_bit(irq, keep_irqs);
+	if (!__test_and_set_bit(irq, seen_irqs))
 		keep_irq_controllers(irq);
 	return false;
-}
-
-/* Pass 2a: the controllers of the armed IRQs (the only ones kept yet). */
-static void keep_armed_paths(void)
-{
-	unsigned int irq;
-
-	device_pm_lock();
-	for_each_set_bit(irq, keep_irqs, keep_nbits)
-		keep_irq_controllers(irq);
-	device_pm_unlock();
 }
 
 /*
@@ -475,6 +468,8 @@ static void clear_kept(struct device *dev, void *data)
 static void free_keep(void)
 {
 	put_consoles();
+	bitmap_free(seen_irqs);
+	seen_irqs = NULL;
 	bitmap_free(keep_irqs);
 	keep_irqs = NULL;
 	keep_nbits = 0;
@@ -506,10 +501,8 @@ int pseudosleep_keep_mark(void)
 
 	keep_nbits = nr_irqs;
 	keep_irqs = bitmap_zalloc(keep_nbits, GFP_KERNEL);
-	owned_irqs = bitmap_zalloc(keep_nbits, GFP_KERNEL);
-	if (!keep_irqs || !owned_irqs) {
-		bitmap_free(owned_irqs);
-		owned_irqs = NULL;
+	seen_irqs = bitmap_zalloc(keep_nbits, GFP_KERNEL);
+	if (!keep_irqs || !seen_irqs) {
 		free_keep();
 		return -ENOMEM;
 	}
@@ -518,10 +511,8 @@ int pseudosleep_keep_mark(void)
 	find_consoles();
 	dpm_for_each_dev(NULL, mark_subtree);
 	/* Armed but owned by no device on dpm_list. */
-	bitmap_andnot(owned_irqs, keep_irqs, owned_irqs, keep_nbits);
-	irq = find_first_bit(owned_irqs, keep_nbits);
-	bitmap_free(owned_irqs);
-	owned_irqs = NULL;
+	bitmap_andnot(seen_irqs, keep_irqs, seen_irqs, keep_nbits);
+	irq = find_first_bit(seen_irqs, keep_nbits);
 	if (irq < keep_nbits) {
 		pr_err_once("no device found for armed wake IRQ %u: not napping (see Documentation/pseudosleep.rst)\n",
 			    irq);
@@ -530,9 +521,11 @@ int pseudosleep_keep_mark(void)
 		free_keep();
 		return -EINVAL;
 	}
-	keep_armed_paths();
+	bitmap_zero(seen_irqs, keep_nbits);
 	dpm_for_each_dev(NULL, mark_ancestors);
 	dpm_for_each_dev(NULL, mark_syscore);
+	bitmap_free(seen_irqs);
+	seen_irqs = NULL;
 	pm_pr_dbg("%u devices and IRQs %*pbl stay awake\n",
 		  keep_count, keep_nbits, keep_irqs);
 	return 0;

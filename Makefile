@@ -152,7 +152,7 @@ checkpatch: $(STAMPS)/patched
 OUR_OBJS = $(patsubst %.c,%.o,$(shell git -C $(TOP) ls-files -- kernel drivers arch | grep '\.c$$'))
 w1: $(KOBJ)/.config
 	@$(MAKE) -s overlay
-	@$(MAKE) -C $(KDIR) O=$(KOBJ) W=1 $(OUR_OBJS) 2>&1 | tee $(BUILD_DIR)/w1.log | \
+	@$(MAKE) -C $(KDIR) O=$(KOBJ) LOCALVERSION= W=1 $(OUR_OBJS) 2>&1 | tee $(BUILD_DIR)/w1.log | \
 		grep -E 'warning|error' && exit 1 || echo "  W=1     clean: $(OUR_OBJS)"
 
 # --- guest userspace --------------------------------------------------------

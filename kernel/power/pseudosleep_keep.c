@@ -145,7 +145,9 @@ static bool dev_any_irq(struct device *dev, bool (*fn)(unsigned int irq))
 
 		for (i = 0; i < pdev->num_resources; i++) {
 			res = &pdev->resource[i];
+			/* A disabled one holds a GSI, not an IRQ number. */
 			if (resource_type(res) == IORESOURCE_IRQ &&
+			    !(res->flags & IORESOURCE_DISABLED) &&
 			    fn(res->start))
 				return true;
 		}
@@ -266,14 +268,18 @@ static void mark_subtree(struct device *dev, void *data)
 
 static void keep_needs(struct device *dev);
 
-/* A supplier of a kept device: keep it and what it needs in turn. */
-static void keep_supplier(struct device *sup, void *data)
+/*
+ * Keep a device that a kept one needs (a supplier, an IRQ's controller),
+ * and what it needs in turn.  Only devices on dpm_list, which the PM core
+ * holds while its list is locked: unmark() finds only those, and a device
+ * being deleted is left out.
+ */
+static void keep_dev(struct device *dev, void *data)
 {
-	/* Devices outside system PM are not on dpm_list: unmark() misses them. */
-	if (sup->power.pseudosleep_kept || device_pm_not_required(sup))
+	if (dev->power.pseudosleep_kept || !dev->power.in_dpm_list)
 		return;
-	set_kept(sup, true);
-	keep_needs(sup);
+	set_kept(dev, true);
+	keep_needs(dev);
 }
 
 static struct irq_data *irq_data_up(struct irq_data *d)
@@ -288,11 +294,13 @@ static struct irq_data *irq_data_up(struct irq_data *d)
 /*
  * An interrupt goes through the irq domain it is mapped in and, in a
  * hierarchy, through the parent domains: a GPIO or pin controller under
- * the interrupt controller, an MSI parent.  Keep the devices behind them
- * (the domain's pm_dev and the device that created it), each with what it
- * needs, its own IRQs included.  Called with the PM core's device list
- * locked and, for an MSI vector, the device's MSI descriptors: the mapping
- * cannot go away meanwhile.
+ * the interrupt controller, an MSI parent.  Keep the devices behind them:
+ * the domain's pm_dev (as irq_chip_pm_get() uses it), the device that
+ * created it (a per-device MSI domain), and the device of its firmware
+ * node (a GPIO chip's domain carries its controller's ACPI or DT node).
+ * The x86 vector, IO-APIC and HPET domains have none.  Like
+ * irq_chip_pm_get(), this relies on an IRQ staying mapped while its
+ * device uses it: these are the IRQs of kept devices and armed ones.
  */
 static void keep_irq_controllers(unsigned int irq)
 {
@@ -302,21 +310,39 @@ static void keep_irq_controllers(unsigned int irq)
 		if (!d->domain)
 			continue;
 		if (d->domain->pm_dev)
-			keep_supplier(d->domain->pm_dev, NULL);
+			keep_dev(d->domain->pm_dev, NULL);
 		if (d->domain->dev)
-			keep_supplier(d->domain->dev, NULL);
+			keep_dev(d->domain->dev, NULL);
+		/* Cleared by device_del() before the device leaves dpm_list. */
+		if (d->domain->fwnode && d->domain->fwnode->dev)
+			keep_dev(d->domain->fwnode->dev, NULL);
 	}
 }
 
-/* An IRQ of a kept device stays enabled, and so do its controllers. */
+/* An IRQ of a kept device stays enabled. */
 static bool irq_keep(unsigned int irq)
 {
-	if (irq >= keep_nbits)
-		return false;
-	__set_bit(irq, keep_irqs);
-	if (!__test_and_set_bit(irq, seen_irqs))
-		keep_irq_controllers(irq);
+	if (irq < keep_nbits)
+		__set_bit(irq, keep_irqs);
 	return false;
+}
+
+/*
+ * The IRQs of a kept device stay enabled, and so do their controllers.
+ * Each IRQ's controllers are looked up once, after dev_any_irq() has
+ * dropped the device's MSI descriptor lock: a controller may have MSI
+ * descriptors of its own.
+ */
+static void keep_irqs_of(struct device *dev)
+{
+	unsigned int irq = 0;
+
+	dev_any_irq(dev, irq_keep);
+	while ((irq = find_next_andnot_bit(keep_irqs, seen_irqs, keep_nbits,
+					   irq)) < keep_nbits) {
+		__set_bit(irq, seen_irqs);
+		keep_irq_controllers(irq);
+	}
 }
 
 /*
@@ -330,19 +356,19 @@ static void keep_needs(struct device *dev)
 {
 	struct device *p;
 
-	dpm_visit_suppliers(dev, NULL, keep_supplier);
-	dev_any_irq(dev, irq_keep);
+	dpm_visit_suppliers(dev, NULL, keep_dev);
+	keep_irqs_of(dev);
 	for (p = dev->parent; p && !p->power.pseudosleep_kept; p = p->parent) {
-		if (device_pm_not_required(p))
+		if (!p->power.in_dpm_list)
 			continue;
 		set_kept(p, true);
-		dpm_visit_suppliers(p, NULL, keep_supplier);
-		dev_any_irq(p, irq_keep);
+		dpm_visit_suppliers(p, NULL, keep_dev);
+		keep_irqs_of(p);
 	}
 }
 
 /* Pass 2: what each kept device needs. */
-static void mark_ancestors(struct device *dev, void *data)
+static void mark_kept_needs(struct device *dev, void *data)
 {
 	if (dev->power.pseudosleep_kept)
 		keep_needs(dev);
@@ -522,7 +548,7 @@ int pseudosleep_keep_mark(void)
 		return -EINVAL;
 	}
 	bitmap_zero(seen_irqs, keep_nbits);
-	dpm_for_each_dev(NULL, mark_ancestors);
+	dpm_for_each_dev(NULL, mark_kept_needs);
 	dpm_for_each_dev(NULL, mark_syscore);
 	bitmap_free(seen_irqs);
 	seen_irqs = NULL;

@@ -14,6 +14,7 @@
 #include <linux/device.h>
 #include <linux/irqdomain.h>
 #include <linux/platform_device.h>
+#include <linux/property.h>
 #include <linux/pm_runtime.h>
 #include <linux/slab.h>
 #include <linux/suspend.h>
@@ -390,6 +391,13 @@ static void defer_deadline(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pseudosleep_defer_deadline(e, e, 1), ms_to_ktime(1001));
 }
 
+static void set_nosleep(struct device *dev, bool val)
+{
+	spin_lock_irq(&dev->power.lock);
+	dev->power.nosleep = val;
+	spin_unlock_irq(&dev->power.lock);
+}
+
 /*
  * A kept device keeps what it needs: the suppliers of its device links, and
  * theirs in turn; a device nothing kept depends on is not kept.  Kept
@@ -411,14 +419,14 @@ static void keep_follows_device_links(struct kunit *test)
 	l2 = device_link_add(sup, sup2, DL_FLAG_STATELESS);
 	KUNIT_ASSERT_NOT_NULL(test, l2);
 
-	con->power.nosleep = true;
+	set_nosleep(con, true);
 	KUNIT_ASSERT_EQ(test, pseudosleep_keep_mark(), 0);
 	KUNIT_EXPECT_TRUE(test, con->power.syscore);
 	KUNIT_EXPECT_TRUE(test, sup->power.syscore);
 	KUNIT_EXPECT_TRUE(test, sup2->power.syscore);
 	KUNIT_EXPECT_FALSE(test, other->power.syscore);
 	pseudosleep_keep_unmark();
-	con->power.nosleep = false;
+	set_nosleep(con, false);
 	KUNIT_EXPECT_FALSE(test, con->power.syscore);
 	KUNIT_EXPECT_FALSE(test, sup->power.syscore);
 	KUNIT_EXPECT_FALSE(test, sup2->power.syscore);
@@ -451,9 +459,10 @@ static void free_dev(struct device *dev)
 KUNIT_DEFINE_ACTION_WRAPPER(unregister_dev, device_unregister, struct device *);
 
 /* A device on dpm_list, under @parent, unregistered at the test's end. */
-static struct device *add_dev(struct kunit *test, const char *name,
-			      struct device *parent,
-			      const struct device_type *type)
+static struct device *add_fw_dev(struct kunit *test, const char *name,
+				 struct device *parent,
+				 const struct device_type *type,
+				 struct fwnode_handle *fwnode)
 {
 	struct device *dev = kzalloc(sizeof(*dev), GFP_KERNEL);
 
@@ -461,6 +470,7 @@ static struct device *add_dev(struct kunit *test, const char *name,
 	device_initialize(dev);
 	dev->parent = parent;
 	dev->type = type;
+	device_set_node(dev, fwnode);
 	dev->release = free_dev;
 	if (dev_set_name(dev, "%s", name) || device_add(dev)) {
 		put_device(dev);
@@ -469,6 +479,13 @@ static struct device *add_dev(struct kunit *test, const char *name,
 	KUNIT_ASSERT_EQ(test,
 			kunit_add_action_or_reset(test, unregister_dev, dev), 0);
 	return dev;
+}
+
+static struct device *add_dev(struct kunit *test, const char *name,
+			      struct device *parent,
+			      const struct device_type *type)
+{
+	return add_fw_dev(test, name, parent, type, NULL);
 }
 
 /*
@@ -543,15 +560,19 @@ static void free_test_irq(void *data)
 	irq_domain_remove(t->dom);
 }
 
-/* An IRQ in a domain of its own, whose controller is @ctl. */
-static unsigned int add_test_irq(struct kunit *test, struct device *ctl)
+/* An IRQ in a domain of its own, with a firmware node or a pm_dev. */
+static unsigned int add_test_irq(struct kunit *test,
+				 struct fwnode_handle *fwnode,
+				 struct device *pm_dev)
 {
 	struct test_irq *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, t);
-	t->dom = irq_domain_create_linear(NULL, 1, &keep_test_domain_ops, NULL);
+	t->dom = irq_domain_create_linear(fwnode, 1, &keep_test_domain_ops,
+					  NULL);
 	KUNIT_ASSERT_NOT_NULL(test, t->dom);
-	irq_domain_set_pm_device(t->dom, ctl);
+	if (pm_dev)
+		irq_domain_set_pm_device(t->dom, pm_dev);
 	t->virq = irq_create_mapping(t->dom, 0);
 	if (!t->virq) {
 		irq_domain_remove(t->dom);
@@ -576,35 +597,37 @@ static struct device *add_irq_user(struct kunit *test, const char *name,
 	return &pdev->dev;
 }
 
-static void set_nosleep(struct device *dev, bool val)
-{
-	spin_lock_irq(&dev->power.lock);
-	dev->power.nosleep = val;
-	spin_unlock_irq(&dev->power.lock);
-}
+KUNIT_DEFINE_ACTION_WRAPPER(remove_swnode, fwnode_remove_software_node,
+			    struct fwnode_handle *);
 
 /*
  * A kept device's IRQ keeps the controller behind its irq domain, and
  * that controller's own IRQ keeps the next one, with its suppliers: a
- * device (power/nosleep) behind a GPIO controller chained to an interrupt
- * controller that needs a clock.  Their IRQs stay enabled; the unmark
- * restores everything.
+ * device (power/nosleep) behind a GPIO controller (the domain's pm_dev)
+ * chained to an interrupt controller (found through the domain's firmware
+ * node) that needs a clock.  Their IRQs stay enabled; the unmark restores
+ * everything.
  */
 static void keep_follows_irq_domains(struct kunit *test)
 {
 	struct device *intc, *clk, *gpio, *user, *other;
+	struct fwnode_handle *intc_node;
 	struct device_link *link;
 	unsigned int intc_irq, gpio_irq;
 
-	intc = kunit_device_register(test, "ps-irq-intc");
+	intc_node = fwnode_create_software_node(NULL, NULL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(intc_node));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, remove_swnode,
+							intc_node), 0);
+	intc = add_fw_dev(test, "ps-irq-intc", NULL, NULL, intc_node);
 	clk = kunit_device_register(test, "ps-irq-clock");
 	other = kunit_device_register(test, "ps-irq-other");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(intc) || IS_ERR(clk) || IS_ERR(other));
+	KUNIT_ASSERT_FALSE(test, IS_ERR(clk) || IS_ERR(other));
 	link = device_link_add(intc, clk, DL_FLAG_STATELESS);
 	KUNIT_ASSERT_NOT_NULL(test, link);
-	intc_irq = add_test_irq(test, intc);
+	intc_irq = add_test_irq(test, intc_node, NULL);
 	gpio = add_irq_user(test, "ps-irq-gpio", intc_irq);
-	gpio_irq = add_test_irq(test, gpio);
+	gpio_irq = add_test_irq(test, NULL, gpio);
 	user = add_irq_user(test, "ps-irq-user", gpio_irq);
 
 	set_nosleep(user, true);

@@ -153,15 +153,19 @@ void pseudosleep_timers_nap_start(void)
 /**
  * pseudosleep_timers_defer - defer this CPU's timers before it halts
  *
- * Called with interrupts disabled from the nap's idle routine, only when
- * the tick is stopped: a running tick keeps jiffies and timekeeping.
+ * Called with interrupts disabled from the nap's idle routine.  A tick
+ * that the idle loop kept running is deferred too: it is kept mostly for
+ * the RCU callbacks queued on this CPU (rcu_needs_cpu()), which then run
+ * at the deadline instead of waking the CPU every jiffy until their grace
+ * period ends.  Jiffies catch up when a tick runs, as after any tickless
+ * idle, and the deadline never passes timekeeping_max_deferment().
  */
 void pseudosleep_timers_defer(void)
 {
 	unsigned int ms = READ_ONCE(defer_period_ms);
 	ktime_t deadline;
 
-	if (!ms || !tick_nohz_tick_stopped())
+	if (!ms)
 		return;
 	deadline = min(pseudosleep_defer_deadline(ktime_get(), defer_epoch, ms),
 		       defer_alarm);

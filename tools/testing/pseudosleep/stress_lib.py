@@ -469,7 +469,16 @@ class Boot:
             self.fail("%d naps ended by a non-NIC IRQ (first: IRQ %s)" % (
                 len(wrong), wrong[0]["wake_irq"]))
         for t in self.totals:
-            if t["knaps"] != t["ok"] or t["kaborted"] != t["aborted"]:
+            # While the fuzzer writes power/nosleep, mem_sleep or pm_test
+            # (each under system_transition_mutex), "echo mem" can fail
+            # with -EBUSY at enter_state()'s mutex_trylock(), before any
+            # nap begins: a failure the kernel rightly does not count as
+            # an aborted nap.  Naps must still match exactly.
+            if t["tag"] == "fuzz-race":
+                aborted_ok = t["kaborted"] <= t["aborted"]
+            else:
+                aborted_ok = t["kaborted"] == t["aborted"]
+            if t["knaps"] != t["ok"] or not aborted_ok:
                 self.fail("%s: kernel counted %d naps, %d aborted; the loop "
                           "%d and %d" % (t["tag"], t["knaps"], t["kaborted"],
                                          t["ok"], t["aborted"]))

@@ -14,8 +14,9 @@
 #                 offline and online in a loop
 #   fuzz:N:J      stress-fuzz (from /mnt/add) N writes, J writers, then
 #                 N/4 writes in race mode while naps run
-#   pollist:N     ethtool -G and CPU hotplug in a loop under host traffic
-#                 with the polling driver, N rounds, then 10 s idle
+#   pollist:N[:W] ethtool -G and CPU hotplug in a loop under host traffic
+#                 with the polling driver, N rounds, then 10 s idle; W
+#                 "ring" or "cpu" does only that one (to tell which drops)
 S=/sys/power/pseudosleep
 T=/sys/kernel/tracing
 eval "$(/usr/share/pseudosleep/nap-setup.sh nic | sed -n \
@@ -257,6 +258,18 @@ s_fuzz() {
 	return ${rc:-0}
 }
 
+# Where the guest dropped received packets: the NIC's own count, TCP's
+# listen queue, and the segments TCP had to send again.
+net_drops() {
+	awk '$2 !~ /^[0-9-]/ { for (i = 2; i <= NF; i++) name[$1, i] = $i; next }
+	     { for (i = 2; i <= NF; i++) v[name[$1, i]] = $i }
+	     END { printf "tcp_retrans=%s listen_drops=%s ", v["RetransSegs"],
+			  v["ListenDrops"] }' /proc/net/snmp /proc/net/netstat
+	echo "rx_dropped=$(cat /sys/class/net/eth0/statistics/rx_dropped)" \
+		"queue_drops=$(ethtool -S eth0 2>/dev/null |
+			awk '/rx_queue_[0-9]+_drops:/ { d += $2 } END { print d + 0 }')"
+}
+
 s_pollist() {
 	drv=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null)
 	echo "POLLIST driver=$drv"
@@ -266,17 +279,19 @@ s_pollist() {
 	i=0 eok=0 ebad=0
 	while [ $i -lt "$1" ]; do
 		i=$((i + 1))
-		[ -n "$c" ] && echo 0 > "$c/online"
+		[ -n "$c" ] && [ "$2" != ring ] && echo 0 > "$c/online"
 		sleep 0.2
 		for r in 128 256; do
+			[ "$2" = cpu ] && { sleep 0.2; continue; }
 			if ethtool -G eth0 rx $r 2>/dev/null; then eok=$((eok + 1)); else ebad=$((ebad + 1)); fi
 			sleep 0.2
 		done
-		[ -n "$c" ] && echo 1 > "$c/online"
+		[ -n "$c" ] && [ "$2" != ring ] && echo 1 > "$c/online"
 		sleep 0.2
 	done
 	[ -n "$ring" ] && ethtool -G eth0 rx "$ring" 2>/dev/null
 	echo "POLLIST rounds=$i ethtool_ok=$eok ethtool_refused=$ebad online=$(cat /sys/devices/system/cpu/online)"
+	echo "POLLIST drops: $(net_drops)"
 	echo "POLLIST-IDLE"
 	sleep 10
 	echo "POLLIST-IDLE-DONE"

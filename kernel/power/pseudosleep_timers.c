@@ -157,8 +157,9 @@ void pseudosleep_timers_nap_start(void)
  * that the idle loop kept running is deferred too: it is kept mostly for
  * the RCU callbacks queued on this CPU (rcu_needs_cpu()), which then run
  * at the deadline instead of waking the CPU every jiffy until their grace
- * period ends.  Jiffies catch up when a tick runs, as after any tickless
- * idle, and the deadline never passes timekeeping_max_deferment().
+ * period ends.  An interrupt brings jiffies up to date on entry, as for a
+ * stopped tick (tick_nohz_irq_enter()), and the deadline never passes
+ * timekeeping_max_deferment().
  */
 void pseudosleep_timers_defer(void)
 {

@@ -9,9 +9,9 @@
  * cpuidle governor, and the suspending task waits until an armed wake IRQ
  * (pseudosleep_irq.c) ends the nap.  Interrupts that are not armed run
  * their handlers and the CPU halts again.  The CPUs halt from the idle
- * loop, with RCU told the CPU is idle and the tick stopped, so timers and
- * kthreads keep working and long naps raise no RCU stall, soft lockup or
- * hung task reports.  Unlike s2idle the timekeeping is not suspended:
+ * loop, with RCU told the CPU is idle, so long naps raise no RCU stall,
+ * soft lockup or hung task reports; their timers wait for a common
+ * deadline (pseudosleep_timers.c).  Unlike s2idle the timekeeping is not suspended:
  * handlers of the devices kept awake run during the nap and may read the
  * time.
  */
@@ -72,7 +72,8 @@ void pseudosleep_cpu_enter(void)
 /**
  * pseudosleep_cpu_idle - the idle routine of every CPU during a nap
  *
- * Called by cpuidle_idle_call() with interrupts off and the tick stopped;
+ * Called by cpuidle_idle_call() with interrupts off, the tick stopped or
+ * kept (for RCU callbacks queued here);
  * returns with interrupts on.  Halts through default_idle_call(), so the
  * platform's choice of halt (x86_idle: HLT, or the AMD E400 and MWAIT
  * variants), the critical-timings and cpu_idle trace hooks and the RCU
@@ -262,10 +263,11 @@ static int pseudosleep_halt(void)
 	pseudosleep_times.woken = now();
 	/*
 	 * The waking IRQ only woke this task; take the other CPUs out of
-	 * their halt loop from here, as s2idle does, not from hard IRQ.
+	 * their halt loop from here, as s2idle does, not from hard IRQ.  Also
+	 * after -EBUSY: a CPU that went idle while the phase said napping
+	 * may have halted with its timers deferred.
 	 */
-	if (!error)
-		wake_up_all_idle_cpus();
+	wake_up_all_idle_cpus();
 	pseudosleep_timers_nap_end();
 	cpus_read_unlock();
 	trace_suspend_resume(TPS("machine_suspend"), PM_SUSPEND_PSEUDO, false);

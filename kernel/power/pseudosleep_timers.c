@@ -11,8 +11,8 @@
  * the time.  Instead each napping CPU defers its timers, up to
  * pseudosleep.timer_defer_ms: they behave like deferrable timers and run
  * when an interrupt wakes the CPU anyway, at the deadline, or when the
- * nap ends.  Timers armed by the handlers that run during the nap and due
- * before the deferred ones still fire on time.
+ * nap ends.  Timers armed by the handlers that run during the nap wait
+ * like the others, unless they expire before the CPU halts again.
  *
  * The deadline bounds how late a timer can be.  A grace period needs two
  * steps of RCU's timer, so keep it below half the RCU CPU stall timeout
@@ -167,6 +167,12 @@ void pseudosleep_timers_defer(void)
 	ktime_t deadline;
 
 	if (!ms)
+		return;
+	/*
+	 * Without NO_HZ (HZ_PERIODIC, nohz=off) no interrupt brings jiffies
+	 * up to date and idle time is counted in ticks: such a tick runs.
+	 */
+	if (!tick_nohz_tick_stopped() && !tick_nohz_enabled)
 		return;
 	deadline = min(pseudosleep_defer_deadline(ktime_get(), defer_epoch, ms),
 		       defer_alarm);

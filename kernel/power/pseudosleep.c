@@ -11,9 +11,9 @@
  * their handlers and the CPU halts again.  The CPUs halt from the idle
  * loop, with RCU told the CPU is idle, so long naps raise no RCU stall,
  * soft lockup or hung task reports; their timers wait for a common
- * deadline (pseudosleep_timers.c).  Unlike s2idle the timekeeping is not suspended:
- * handlers of the devices kept awake run during the nap and may read the
- * time.
+ * deadline (pseudosleep_timers.c).  Unlike s2idle the timekeeping is not
+ * suspended: handlers of the devices kept awake run during the nap and
+ * may read the time.
  */
 
 #define pr_fmt(fmt) "pseudosleep: " fmt
@@ -73,11 +73,11 @@ void pseudosleep_cpu_enter(void)
  * pseudosleep_cpu_idle - the idle routine of every CPU during a nap
  *
  * Called by cpuidle_idle_call() with interrupts off, the tick stopped or
- * kept (for RCU callbacks queued here);
- * returns with interrupts on.  Halts through default_idle_call(), so the
- * platform's choice of halt (x86_idle: HLT, or the AMD E400 and MWAIT
- * variants), the critical-timings and cpu_idle trace hooks and the RCU
- * idle state all stay the idle loop's own.  The idle loop calls it again
+ * kept (for RCU callbacks queued here); returns with interrupts on.
+ * Halts through default_idle_call(), so the platform's choice of halt
+ * (x86_idle: HLT, or the AMD E400 and MWAIT variants), the
+ * critical-timings and cpu_idle trace hooks and the RCU idle state all
+ * stay the idle loop's own.  The idle loop calls it again
  * for as long as the nap lasts and no task is runnable, re-evaluating the
  * tick each time.  The CPU's timers are deferred while it halts
  * (pseudosleep_timers.c) and programmed again after each halt, so timers

@@ -12,6 +12,7 @@ verdict, and a clean console (pslib.bad_dmesg_lines).
 Timings are reported, never asserted; only correctness fails a run.
 """
 
+import contextlib
 import csv
 import os
 import random
@@ -142,22 +143,21 @@ class Pump:
             t.start()
             self.threads.append(t)
 
+    def _in_ns(self):
+        """The calling thread in the pump's namespace, if it has one."""
+        return netns.inside(self.ns) if self.ns else contextlib.nullcontext()
+
     def _run(self, idx, rnd):
-        if not self.ns:
-            self._loop(idx, rnd)
-            return
         # vm-run creates the namespace once QEMU is about to start.
-        while not netns.exists(self.ns) and not self.stop:
+        while self.ns and not netns.exists(self.ns) and not self.stop:
             time.sleep(0.05)
         if not self.stop:
-            with netns.inside(self.ns):
+            with self._in_ns():
                 self._loop(idx, rnd)
 
     def get(self, timeout):
-        """One request from the calling thread, in the pump's namespace."""
-        if not self.ns:
-            return pslib.http_get(self.port, host=self.host, timeout=timeout)
-        with netns.inside(self.ns):
+        """One request from the calling thread."""
+        with self._in_ns():
             return pslib.http_get(self.port, host=self.host, timeout=timeout)
 
     def tcp_retrans(self):
@@ -166,7 +166,7 @@ class Pump:
         where QEMU's own TCP talks to the guest)."""
         if not self.ns:
             return None
-        with netns.inside(self.ns):
+        with self._in_ns():
             # /proc/net follows the process; thread-self this thread.
             with open("/proc/thread-self/net/snmp") as f:
                 rows = [l.split() for l in f if l.startswith("Tcp:")]

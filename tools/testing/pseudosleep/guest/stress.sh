@@ -258,8 +258,10 @@ s_fuzz() {
 	return ${rc:-0}
 }
 
-# Where the guest dropped received packets: the NIC's own count, TCP's
-# listen queue, and the segments TCP had to send again.
+# Signs of received packets the guest lost: TCP's own retransmissions and
+# listen-queue drops, and the NIC's drop counters.  The buffers a ring
+# reset frees are counted nowhere; they show as retransmissions here and
+# as the host's (Boot._drive()).
 net_drops() {
 	awk '$2 !~ /^[0-9-]/ { for (i = 2; i <= NF; i++) name[$1, i] = $i; next }
 	     { for (i = 2; i <= NF; i++) v[name[$1, i]] = $i }

@@ -15,12 +15,12 @@
  * like the others, unless they expire before the CPU halts again.
  *
  * The deadline bounds how late a timer can be.  A grace period needs two
- * steps of RCU's timer, so keep it below half the RCU CPU stall timeout
- * (21 s by default); it is capped at the soft lockup watchdog's sample
- * period (4 s by default), so the lockup detectors see no lockup: the perf
- * NMI hard lockup detector reports a CPU whose watchdog timer did not run
- * between two of its checks, which are at least 4/5 of watchdog_thresh
- * apart.  Longer deadlines would also pass the 5 s default transmit
+ * steps of RCU's timer, so it is capped at a third of the RCU CPU stall
+ * timeout (21 s by default, 3 s at least), and at the soft lockup
+ * watchdog's sample period (4 s by default), so the lockup detectors see
+ * no lockup: the perf NMI hard lockup detector reports a CPU whose
+ * watchdog timer did not run between two of its checks, which are at
+ * least 4/5 of watchdog_thresh apart.  Longer deadlines would also pass the 5 s default transmit
  * timeout of a kept NIC whose driver completes transmissions from a
  * timer.  The clocksource watchdog, whose check needs its 0.5 s interval,
  * pauses during the nap as it does during a suspend.
@@ -37,7 +37,7 @@
 #include <linux/ktime.h>
 #include <linux/moduleparam.h>
 #include <linux/nmi.h>
-#include <linux/percpu.h>
+#include <linux/rcupdate.h>
 #include <linux/tick.h>
 
 #include "pseudosleep.h"
@@ -59,7 +59,6 @@ static ktime_t defer_epoch;
 static ktime_t defer_alarm;
 /* This nap's deferral in ms, 0 when its timers are not deferred. */
 static unsigned int defer_period_ms;
-static DEFINE_PER_CPU(bool, timers_deferred);
 
 /**
  * pseudosleep_parse_defer_ms - parse a pseudosleep.timer_defer_ms value
@@ -127,7 +126,10 @@ ktime_t pseudosleep_defer_deadline(ktime_t now, ktime_t epoch, unsigned int ms)
  * Fixes this nap's deferral: timer_defer_ms, but at most the soft lockup
  * watchdog's sample period (2/5 of twice watchdog_thresh), so the lockup
  * detectors, soft and hard (buddy), still see every CPU's watchdog timer
- * run between two of their checks.  No deadline passes the first alarm
+ * run between two of their checks, and at most a third of the RCU CPU
+ * stall timeout, so a grace period that waits for two deadlines ends
+ * before the stall detector, which runs from the tick, sees it as a
+ * stall.  No deadline passes the first alarm
  * timer, which ends the nap (pseudosleep_alarm_fired()).  The clocksource
  * watchdog pauses while timers are deferred: its check needs its 0.5 s
  * interval.
@@ -140,6 +142,7 @@ void pseudosleep_timers_nap_start(void)
 	if (READ_ONCE(watchdog_thresh) > 0)
 		ms = min_t(unsigned int, ms, READ_ONCE(watchdog_thresh) * 2 * MSEC_PER_SEC / 5);
 #endif
+	ms = min(ms, jiffies_to_msecs(rcu_jiffies_till_stall_check()) / 3);
 	/* A nohz_full CPU may keep the timekeeping tick of the others. */
 	if (tick_nohz_full_enabled())
 		ms = 0;
@@ -176,8 +179,7 @@ void pseudosleep_timers_defer(void)
 		return;
 	deadline = min(pseudosleep_defer_deadline(ktime_get(), defer_epoch, ms),
 		       defer_alarm);
-	if (hrtimer_idle_defer(deadline))
-		this_cpu_write(timers_deferred, true);
+	hrtimer_idle_defer(deadline);
 }
 
 /**
@@ -190,10 +192,9 @@ void pseudosleep_timers_defer(void)
  */
 void pseudosleep_timers_restore(void)
 {
-	if (!raw_cpu_read(timers_deferred))
+	if (!hrtimer_idle_deferred())
 		return;
 	local_irq_disable();
-	this_cpu_write(timers_deferred, false);
 	hrtimer_idle_defer(0);
 	local_irq_enable();
 }

@@ -303,19 +303,18 @@ def t_checkpatch():
     return "passed", "%d files and patches clean" % clean, None
 
 
-def t_long_nap():
-    """A 20 s nap with the RCU stall (5 s), soft lockup (4 s) and hung
-    task (5 s) detectors made sensitive: the console must stay clean and
-    the nap must be ended by the RTC alarm, not by the ticks and IPIs it
-    served meanwhile."""
+def long_nap(setup, append):
+    """A 20 s nap ended by the RTC after the shell commands setup, booted
+    with append: the console must stay clean (run-tests checks it for
+    stall and lockup reports) and the nap must be ended by the RTC alarm,
+    not by the ticks and IPIs it served meanwhile."""
     g = pslib.Guest(
-        "echo 2 > /proc/sys/kernel/watchdog_thresh && "
-        "echo 5 > /proc/sys/kernel/hung_task_timeout_secs && "
+        setup +
         "/usr/share/pseudosleep/nap-setup.sh rtc && "
         "echo 0 > /sys/class/rtc/rtc0/wakealarm && "
         "echo +20 > /sys/class/rtc/rtc0/wakealarm && "
         "/usr/share/pseudosleep/nap-once.sh 1",
-        append="rcupdate.rcu_cpu_stall_timeout=5", timeout=300)
+        append=append, timeout=300)
     rtc = g.wait_line(r"^RTC-IRQ (\d+)", 120)
     nap = g.wait_line(r"^NAP 1 (\S+) wake_irq=(\S+).* nap_ns=(\d+) "
                       r"spurious=(\d+)", 200)
@@ -330,6 +329,22 @@ def t_long_nap():
             nap.group(2), secs), console
     return "passed", "napped %.1f s, %s interrupts served without waking" % (
         secs, nap.group(4)), console
+
+
+def t_long_nap():
+    """A 20 s nap with the RCU stall (5 s), soft lockup (4 s) and hung
+    task (5 s) detectors made sensitive."""
+    return long_nap("echo 2 > /proc/sys/kernel/watchdog_thresh && "
+                    "echo 5 > /proc/sys/kernel/hung_task_timeout_secs && ",
+                    "rcupdate.rcu_cpu_stall_timeout=5")
+
+
+def t_long_nap_rcu_stall_min():
+    """A 20 s nap with the RCU CPU stall timeout at its minimum (3 s) and
+    the lockup detectors as booted, so only the stall timeout caps the
+    4 s timer deferral: a grace period waits for two deadlines, and the
+    stall detector must not report it."""
+    return long_nap("", "rcupdate.rcu_cpu_stall_timeout=3")
 
 
 NOISE = os.path.join(pslib.HERE, "noise")
@@ -818,6 +833,8 @@ HOST_TESTS = [
      t_pseudo_unarmed_nic),
     ("pseudo: a 20 s nap raises no RCU stall, soft lockup or hung task",
      t_long_nap),
+    ("pseudo: a 20 s nap raises no RCU stall with the stall timeout at "
+     "its 3 s minimum", t_long_nap_rcu_stall_min),
     ("pseudo: a power-button press ends a nap and is reported as a press",
      t_power_button_ends_nap),
     ("pseudo: drivers see a nap as s2idle (virtio-mem lets it through)",

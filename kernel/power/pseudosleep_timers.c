@@ -20,10 +20,10 @@
  * watchdog's sample period (4 s by default), so the lockup detectors see
  * no lockup: the perf NMI hard lockup detector reports a CPU whose
  * watchdog timer did not run between two of its checks, which are at
- * least 4/5 of watchdog_thresh apart.  Longer deadlines would also pass the 5 s default transmit
- * timeout of a kept NIC whose driver completes transmissions from a
- * timer.  The clocksource watchdog, whose check needs its 0.5 s interval,
- * pauses during the nap as it does during a suspend.
+ * least 4/5 of watchdog_thresh apart.  Longer deadlines would also pass
+ * the 5 s default transmit timeout of a kept NIC whose driver completes
+ * transmissions from a timer.  The clocksource watchdog, whose check needs
+ * its 0.5 s interval, pauses during the nap as it does during a suspend.
  */
 
 #define pr_fmt(fmt) "pseudosleep: " fmt

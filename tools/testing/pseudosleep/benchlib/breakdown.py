@@ -27,10 +27,12 @@ asked for), the same NIC-woken nap traced again: its phase costs do not
 move with host load, so a change of a few percent shows in one run.  Its
 phases are the rows of nap "nic-icount".  In the same guest, untraced
 naps armed on the RTC (guest/nap-costs.sh) read the nap's own phase
-counters, in turn as booted, with pseudosleep.skip_no_pm_work=0, and with
-the PM core's knobs for frequent sleep (pm_async=0, sync_on_suspend=0):
-the rows of naps "untraced-icount", "untraced-icount-all" and
-"untraced-icount-tuned".
+counters, in turn as booted, with pseudosleep.skip_no_pm_work=0, with
+the PM core's knobs for frequent sleep (pm_async=0, sync_on_suspend=0),
+with runtime PM allowed on the PCI functions without a driver, and with
+both: the rows of naps "untraced-icount", "untraced-icount-all",
+"untraced-icount-tuned", "untraced-icount-rtpm" and
+"untraced-icount-tuned-rtpm".
 
 Writes breakdown_phases.csv (run, nap, phase, ms), breakdown_devices.csv
 (the callbacks each device ran, per phase), quiet_nap.csv (each source of
@@ -86,12 +88,18 @@ COST_ENTRY = ("entry_sync", "entry_freeze", "entry_suspend_devices",
 COST_EXIT = ("exit_cpu_wake", "exit_resume_devices", "exit_thaw")
 # Nap names of the untraced naps, by guest/nap-costs.sh's mode: as booted
 # (devices with no PM work sit out the phases), every device taking part
-# (skip_no_pm_work=0), and as booted with pm_async=0 and sync_on_suspend=0.
-# In the order of the report's columns: (mode, nap name, label).
+# (skip_no_pm_work=0), as booted with pm_async=0 and sync_on_suspend=0, as
+# booted with power/control=auto on the PCI functions without a driver,
+# and with both.  In the order of the report's columns: (mode, nap name,
+# label).
 UNTRACED_MODES = (("every", "untraced-icount-all", "skip_no_pm_work=0"),
                   ("default", "untraced-icount", "as booted"),
                   ("tuned", "untraced-icount-tuned",
-                   "pm_async=0 sync_on_suspend=0"))
+                   "pm_async=0 sync_on_suspend=0"),
+                  ("rtpm", "untraced-icount-rtpm",
+                   "runtime PM of unbound PCI functions"),
+                  ("tunedrt", "untraced-icount-tuned-rtpm",
+                   "pm_async=0 sync_on_suspend=0, runtime PM"))
 UNTRACED = {mode: nap for mode, nap, _ in UNTRACED_MODES}
 
 # The untraced quiet naps start once the guest has been up this long: a
@@ -594,15 +602,20 @@ def untraced_md(res):
             "before that change); as booted (devices with no PM work sit "
             "out the phases); as booted with the PM core's knobs for a "
             "machine that sleeps often, `/sys/power/pm_async=0` (callbacks "
-            "in order, no async work items) and `sync_on_suspend=0`. "
+            "in order, no async work items) and `sync_on_suspend=0`; as "
+            "booted with runtime PM allowed (`power/control=auto`) on the "
+            "PCI functions without a driver, which a suspend then "
+            "completes directly; both of these. "
             "entry_suspend_devices runs from the frozen tasks to the end of "
             "suspend_noirq (choosing the keep set, prepare, suspend, "
             "suspend_late, suspend_noirq); exit_resume_devices from the "
             "woken task to the end of complete. Medians [min..max] over all "
             "naps; the ratios are to the first column.\n" % n,
-            "| counter | every device, ms | as booted, ms | pm_async=0, "
-            "sync_on_suspend=0, ms | as booted / every | tuned / every "
-            "|\n|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n"]
+            "| counter | %s | %s |\n|%s\n" % (
+                " | ".join("%s, ms" % label for _, _, label in UNTRACED_MODES),
+                " | ".join("%s / every" % mode
+                           for mode, _, _ in UNTRACED_MODES[1:]),
+                "---|" * (2 * len(UNTRACED_MODES))) + "\n".join(rows) + "\n"]
 
 
 def report_md(res, figs, fig_md):

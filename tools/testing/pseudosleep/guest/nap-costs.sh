@@ -8,6 +8,10 @@
 #   tuned    the default, with the PM core's own knobs for a machine that
 #            sleeps often: /sys/power/pm_async=0 (device callbacks run in
 #            order, with no async work items) and sync_on_suspend=0
+#   rtpm     the default, with runtime PM allowed (power/control=auto) on
+#            the PCI functions without a driver, so that a suspend
+#            completes them directly
+#   tunedrt  tuned and rtpm together
 # Prints the phase costs of each nap from the nap's own counters
 # (/sys/power/pseudosleep/*_ns) as "COST i mode=M name=ns ...", then
 # COSTS-END.  Untraced, so the phases are what a nap costs, not what
@@ -18,18 +22,54 @@ n=${1:-5}
 s=/sys/power/pseudosleep
 p=/sys/module/pseudosleep/parameters/skip_no_pm_work
 saved="$(cat $p) $(cat /sys/power/pm_async) $(cat /sys/power/sync_on_suspend)"
+# The PCI functions without a driver, and their power/control as booted.
+unbound=""
+for d in /sys/bus/pci/devices/*; do
+	[ -e "$d/driver" ] || unbound="$unbound $d:$(cat "$d/power/control")"
+done
+unbound_suspended() {
+	for dc in $unbound; do
+		[ "$(cat "${dc%:*}/power/runtime_status")" = suspended ] ||
+			return 1
+	done
+}
+# set_knobs SKIP ASYNC SYNC RTPM: RTPM 1 is power/control=auto on the
+# functions without a driver, 0 what they had.
 set_knobs() {
 	echo "$1" > $p
 	echo "$2" > /sys/power/pm_async
 	echo "$3" > /sys/power/sync_on_suspend
+	for dc in $unbound; do
+		if [ "$4" = 1 ]; then c=auto; else c=${dc##*:}; fi
+		echo "$c" > "${dc%:*}/power/control"
+	done
+	# The runtime suspend is queued work: give it up to a second.
+	t=0
+	while [ "$4" = 1 ] && [ $t -lt 10 ] && ! unbound_suspended; do
+		sleep 0.1
+		t=$((t + 1))
+	done
+	return 0
 }
 i=0
 while [ "$i" -lt "$n" ]; do
-	for mode in default every tuned; do
+	for mode in default every tuned rtpm tunedrt; do
 		case $mode in
-		default) set_knobs 1 1 1 ;;
-		every) set_knobs 0 1 1 ;;
-		tuned) set_knobs 1 0 0 ;;
+		default) set_knobs 1 1 1 0 ;;
+		every) set_knobs 0 1 1 0 ;;
+		tuned) set_knobs 1 0 0 0 ;;
+		rtpm) set_knobs 1 1 1 1 ;;
+		tunedrt) set_knobs 1 0 0 1 ;;
+		esac
+		case $mode in
+		rtpm | tunedrt)
+			k=0
+			for dc in $unbound; do
+				[ "$(cat "${dc%:*}/power/runtime_status")" != \
+				  suspended ] || k=$((k + 1))
+			done
+			echo "UNBOUND $i mode=$mode functions=$(echo "$unbound" | wc -w) suspended=$k"
+			;;
 		esac
 		echo 0 > /sys/class/rtc/rtc0/wakealarm
 		echo +2 > /sys/class/rtc/rtc0/wakealarm
@@ -50,5 +90,5 @@ while [ "$i" -lt "$n" ]; do
 	i=$((i + 1))
 done
 # shellcheck disable=SC2086
-set_knobs $saved
+set_knobs $saved 0
 echo COSTS-END

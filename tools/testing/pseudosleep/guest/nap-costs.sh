@@ -27,11 +27,15 @@ unbound=""
 for d in /sys/bus/pci/devices/*; do
 	[ -e "$d/driver" ] || unbound="$unbound $d:$(cat "$d/power/control")"
 done
+nunbound=$(echo "$unbound" | wc -w)
+# How many of them are runtime-suspended.
 unbound_suspended() {
+	k=0
 	for dc in $unbound; do
-		[ "$(cat "${dc%:*}/power/runtime_status")" = suspended ] ||
-			return 1
+		[ "$(cat "${dc%:*}/power/runtime_status")" != suspended ] ||
+			k=$((k + 1))
 	done
+	echo "$k"
 }
 # set_knobs SKIP ASYNC SYNC RTPM: RTPM 1 is power/control=auto on the
 # functions without a driver, 0 what they had.
@@ -45,7 +49,8 @@ set_knobs() {
 	done
 	# The runtime suspend is queued work: give it up to a second.
 	t=0
-	while [ "$4" = 1 ] && [ $t -lt 10 ] && ! unbound_suspended; do
+	while [ "$4" = 1 ] && [ $t -lt 10 ] &&
+	      [ "$(unbound_suspended)" -lt "$nunbound" ]; do
 		sleep 0.1
 		t=$((t + 1))
 	done
@@ -63,12 +68,7 @@ while [ "$i" -lt "$n" ]; do
 		esac
 		case $mode in
 		rtpm | tunedrt)
-			k=0
-			for dc in $unbound; do
-				[ "$(cat "${dc%:*}/power/runtime_status")" != \
-				  suspended ] || k=$((k + 1))
-			done
-			echo "UNBOUND $i mode=$mode functions=$(echo "$unbound" | wc -w) suspended=$k"
+			echo "UNBOUND $i mode=$mode functions=$nunbound suspended=$(unbound_suspended)"
 			;;
 		esac
 		echo 0 > /sys/class/rtc/rtc0/wakealarm

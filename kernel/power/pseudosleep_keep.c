@@ -111,30 +111,36 @@ static ssize_t nosleep_store(struct device *dev, struct device_attribute *attr,
 
 DEVICE_ATTR_RW(nosleep);
 
-/* Call @fn on each IRQ of @dev; true as soon as @fn returns true. */
-static bool dev_any_irq(struct device *dev, bool (*fn)(unsigned int irq))
+/* Call @fn on each MSI of @dev; true as soon as @fn returns true. */
+static bool dev_any_msi(struct device *dev, bool (*fn)(unsigned int irq))
 {
-	struct resource *res;
 	bool stop = false;
+#ifdef CONFIG_GENERIC_MSI_IRQ
+	struct msi_desc *desc;
 	int i;
 
-#ifdef CONFIG_GENERIC_MSI_IRQ
-	if (dev->msi.data) {
-		struct msi_desc *desc;
-
-		msi_lock_descs(dev);
-		msi_for_each_desc(desc, dev, MSI_DESC_ASSOCIATED)
-			for (i = 0; i < desc->nvec_used && !stop; i++)
-				stop = fn(desc->irq + i);
-		msi_unlock_descs(dev);
-		if (stop)
-			return true;
-	}
+	if (!dev->msi.data)
+		return false;
+	msi_lock_descs(dev);
+	msi_for_each_desc(desc, dev, MSI_DESC_ASSOCIATED)
+		for (i = 0; i < desc->nvec_used && !stop; i++)
+			stop = fn(desc->irq + i);
+	msi_unlock_descs(dev);
 #endif
+	return stop;
+}
+
+/* The same for the IRQs of @dev that are not MSIs. */
+static bool dev_any_legacy_irq(struct device *dev,
+			       bool (*fn)(unsigned int irq))
+{
+	struct resource *res;
+	int i;
+
 	/*
 	 * A PCI function's INTx line, unless it uses MSI-X (pci_dev->irq is
 	 * then the unused INTx line) or MSI (pci_dev->irq is then its first
-	 * MSI vector, already seen through the descriptors).
+	 * MSI vector, which dev_any_msi() sees).
 	 */
 	if (dev_is_pci(dev) && to_pci_dev(dev)->irq &&
 	    !to_pci_dev(dev)->msix_enabled && !to_pci_dev(dev)->msi_enabled &&
@@ -163,6 +169,12 @@ static bool dev_any_irq(struct device *dev, bool (*fn)(unsigned int irq))
 	}
 #endif
 	return false;
+}
+
+/* Call @fn on each IRQ of @dev; true as soon as @fn returns true. */
+static bool dev_any_irq(struct device *dev, bool (*fn)(unsigned int irq))
+{
+	return dev_any_msi(dev, fn) || dev_any_legacy_irq(dev, fn);
 }
 
 /*
@@ -253,13 +265,80 @@ static bool is_console_dev(struct device *dev)
 	return false;
 }
 
+/*
+ * The devices of the armed interrupts that are MSIs, found from the
+ * interrupts.  Pass 1 then looks at the other interrupts of each device
+ * only, and only when some armed interrupt is not an MSI (a legacy or
+ * platform one, possibly shared): that saves walking the MSI descriptors
+ * of every PCI function in each nap.
+ */
+#define KEEP_MSI_OWNERS 16
+static struct {
+	struct device *dev;
+	unsigned int irq;
+} msi_owners[KEEP_MSI_OWNERS];
+static unsigned int nr_msi_owners;
+static bool armed_not_msi;
+
+/*
+ * The device an MSI belongs to (a reference), or NULL if @irq is not an
+ * MSI.  sparse_irq_lock keeps the interrupt allocated; its MSI descriptor
+ * is freed only after the interrupt, and the device frees its MSI
+ * descriptors before it goes.
+ */
+static struct device *msi_owner(unsigned int irq)
+{
+	struct device *dev = NULL;
+#ifdef CONFIG_GENERIC_MSI_IRQ
+	struct msi_desc *msi;
+
+	irq_lock_sparse();
+	msi = irq_get_msi_desc(irq);
+	if (msi)
+		dev = get_device(msi->dev);
+	irq_unlock_sparse();
+#endif
+	return dev;
+}
+
+/* Before pass 1: keep_irqs holds the armed IRQs. */
+static void find_msi_owners(void)
+{
+	struct device *dev;
+	unsigned int irq;
+
+	nr_msi_owners = 0;
+	armed_not_msi = false;
+	for_each_set_bit(irq, keep_irqs, keep_nbits) {
+		dev = msi_owner(irq);
+		if (!dev || nr_msi_owners == KEEP_MSI_OWNERS) {
+			put_device(dev);
+			armed_not_msi = true;
+			continue;
+		}
+		msi_owners[nr_msi_owners].dev = dev;
+		msi_owners[nr_msi_owners++].irq = irq;
+	}
+}
+
+static void put_msi_owners(void)
+{
+	while (nr_msi_owners)
+		put_device(msi_owners[--nr_msi_owners].dev);
+}
+
 /* Pass 1, parents before children (dpm_list order): the kept subtrees. */
 static void mark_subtree(struct device *dev, void *data)
 {
 	struct device *parent = dev->parent;
+	unsigned int i;
 
 	dev_owns_armed = false;
-	dev_any_irq(dev, irq_note_owner);
+	if (armed_not_msi)
+		dev_any_legacy_irq(dev, irq_note_owner);
+	for (i = 0; i < nr_msi_owners; i++)
+		if (msi_owners[i].dev == dev)
+			irq_note_owner(msi_owners[i].irq);
 	if (dev->power.nosleep ||
 	    (parent && parent->power.pseudosleep_kept) ||
 	    is_console_dev(dev) || dev_owns_armed)
@@ -493,6 +572,7 @@ static void clear_kept(struct device *dev, void *data)
 
 static void free_keep(void)
 {
+	put_msi_owners();
 	put_consoles();
 	bitmap_free(seen_irqs);
 	seen_irqs = NULL;
@@ -535,7 +615,9 @@ int pseudosleep_keep_mark(void)
 	pseudosleep_copy_armed(keep_irqs, keep_nbits);
 	keep_count = 0;
 	find_consoles();
+	find_msi_owners();
 	dpm_for_each_dev(NULL, mark_subtree);
+	put_msi_owners();
 	/* Armed but owned by no device on dpm_list. */
 	bitmap_andnot(seen_irqs, keep_irqs, seen_irqs, keep_nbits);
 	irq = find_first_bit(seen_irqs, keep_nbits);

@@ -270,7 +270,8 @@ static bool is_console_dev(struct device *dev)
  * interrupts.  Pass 1 then looks at the other interrupts of each device
  * only, and only when some armed interrupt is not an MSI (a legacy or
  * platform one, possibly shared): that saves walking the MSI descriptors
- * of every PCI function in each nap.
+ * of every PCI function in each nap.  Past KEEP_MSI_OWNERS armed MSIs,
+ * pass 1 walks every device's MSIs as well.
  */
 #define KEEP_MSI_OWNERS 16
 static struct {
@@ -278,23 +279,30 @@ static struct {
 	unsigned int irq;
 } msi_owners[KEEP_MSI_OWNERS];
 static unsigned int nr_msi_owners;
-static bool armed_not_msi;
+static bool walk_legacy, walk_msi;
 
 /*
  * The device an MSI belongs to (a reference), or NULL if @irq is not an
- * MSI.  sparse_irq_lock keeps the interrupt allocated; its MSI descriptor
- * is freed only after the interrupt, and the device frees its MSI
- * descriptors before it goes.
+ * MSI.  sparse_irq_lock keeps the interrupt allocated (PM_PSEUDOSLEEP
+ * depends on X86, which selects SPARSE_IRQ: without it the lock is a
+ * no-op).  The MSI core frees the interrupt before its MSI descriptor and
+ * the descriptor before the device goes, unless a driver leaks its MSIs
+ * (msi_device_data_release() warns then).  The interrupt of a wired
+ * device behind an MSI domain (DOMAIN_BUS_WIRED_TO_MSI) has the
+ * interrupt controller's descriptor: it is looked up as a legacy one.
  */
 static struct device *msi_owner(unsigned int irq)
 {
 	struct device *dev = NULL;
 #ifdef CONFIG_GENERIC_MSI_IRQ
+	struct irq_data *d;
 	struct msi_desc *msi;
 
 	irq_lock_sparse();
-	msi = irq_get_msi_desc(irq);
-	if (msi)
+	d = irq_get_irq_data(irq);
+	msi = d ? irq_data_get_msi_desc(d) : NULL;
+	if (msi && !(d->domain &&
+		     d->domain->bus_token == DOMAIN_BUS_WIRED_TO_MSI))
 		dev = get_device(msi->dev);
 	irq_unlock_sparse();
 #endif
@@ -308,12 +316,17 @@ static void find_msi_owners(void)
 	unsigned int irq;
 
 	nr_msi_owners = 0;
-	armed_not_msi = false;
+	walk_legacy = false;
+	walk_msi = false;
 	for_each_set_bit(irq, keep_irqs, keep_nbits) {
 		dev = msi_owner(irq);
-		if (!dev || nr_msi_owners == KEEP_MSI_OWNERS) {
+		if (!dev) {
+			walk_legacy = true;
+			continue;
+		}
+		if (nr_msi_owners == KEEP_MSI_OWNERS) {
 			put_device(dev);
-			armed_not_msi = true;
+			walk_msi = true;
 			continue;
 		}
 		msi_owners[nr_msi_owners].dev = dev;
@@ -334,7 +347,9 @@ static void mark_subtree(struct device *dev, void *data)
 	unsigned int i;
 
 	dev_owns_armed = false;
-	if (armed_not_msi)
+	if (walk_msi)
+		dev_any_msi(dev, irq_note_owner);
+	if (walk_legacy)
 		dev_any_legacy_irq(dev, irq_note_owner);
 	for (i = 0; i < nr_msi_owners; i++)
 		if (msi_owners[i].dev == dev)

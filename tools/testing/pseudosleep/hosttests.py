@@ -991,3 +991,41 @@ def t_stress_short():
 HOST_TESTS.append(("stress: short form: 150 naps with requests in every "
                    "phase, noise, long nap, hotplug, fuzzing; none lost",
                    t_stress_short))
+
+
+def t_nap_profile():
+    """nap-profile: the per-function instruction profile of 5 naps (two
+    -icount boots with the tbcount plugin) counts the functions only a
+    nap runs, and bad options are refused with usage."""
+    import csv
+    import tempfile
+    tool = os.path.join(pslib.HERE, "nap-profile")
+    p = subprocess.run([tool, "--naps", "0"], capture_output=True,
+                       text=True, timeout=60)
+    if p.returncode != 2 or "usage" not in p.stderr:
+        return "failed", "--naps 0: rc %d, %s" % (
+            p.returncode, p.stderr.strip()[-200:]), None
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "profile.csv")
+        p = subprocess.run([tool, "--naps", "5", "--top", "5", "--csv", out],
+                           capture_output=True, text=True, timeout=1200)
+        if p.returncode:
+            return "failed", "rc %d: %s" % (
+                p.returncode, (p.stdout + p.stderr).strip()[-400:]), None
+        with open(out) as f:
+            prof = {r["function"]: float(r["insns_per_nap"])
+                    for r in csv.DictReader(f)}
+    want = ("pseudosleep_keep_mark", "dpm_prepare", "dpm_complete",
+            "suspend_device_irqs", "freeze_processes")
+    missing = [w for w in want if prof.get(w, 0) <= 0]
+    if missing:
+        return "failed", "no instructions per nap in " + \
+            ", ".join(missing), None
+    total = sum(v for v in prof.values() if v > 0)
+    return "passed", "%.0f instructions per nap; dpm_prepare %.0f, " \
+        "pseudosleep_keep_mark %.0f" % (total, prof["dpm_prepare"],
+                                        prof["pseudosleep_keep_mark"]), None
+
+
+HOST_TESTS.append(("nap-profile: an instruction profile of 5 naps counts "
+                   "the PM core's phases", t_nap_profile))

@@ -1,0 +1,36 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# nap-loop.sh N MODE KNOBS: N naps armed on the RTC, each ended by its
+# alarm one second later (MODE nap), or N one-second sleeps doing the same
+# RTC writes without the nap (MODE sleep, the baseline nap-profile
+# subtracts).  KNOBS "default" leaves the PM settings as booted; "tuned"
+# sets pm_async=0, sync_on_suspend=0 and power/control=auto on the PCI
+# functions without a driver, as nap-costs.sh's tunedrt column does.
+# Prints "NAP-LOOP naps=K" at the end.
+set -e
+n=$1
+mode=$2
+knobs=$3
+case $mode in nap | sleep) ;; *) echo "usage: nap-loop.sh N nap|sleep default|tuned" >&2; exit 2 ;; esac
+case $knobs in default | tuned) ;; *) echo "usage: nap-loop.sh N nap|sleep default|tuned" >&2; exit 2 ;; esac
+/usr/share/pseudosleep/nap-setup.sh rtc > /dev/null
+if [ "$knobs" = tuned ]; then
+	echo 0 > /sys/power/pm_async
+	echo 0 > /sys/power/sync_on_suspend
+	for d in /sys/bus/pci/devices/*; do
+		[ -e "$d/driver" ] || echo auto > "$d/power/control"
+	done
+	sleep 2
+fi
+i=0
+while [ "$i" -lt "$n" ]; do
+	echo 0 > /sys/class/rtc/rtc0/wakealarm
+	echo +1 > /sys/class/rtc/rtc0/wakealarm
+	if [ "$mode" = nap ]; then
+		echo mem > /sys/power/state || true
+	else
+		sleep 1
+	fi
+	i=$((i + 1))
+done
+echo "NAP-LOOP naps=$(cat /sys/power/pseudosleep/naps)"

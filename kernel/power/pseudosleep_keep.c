@@ -587,7 +587,6 @@ static void clear_kept(struct device *dev, void *data)
 
 static void free_keep(void)
 {
-	put_msi_owners();
 	put_consoles();
 	bitmap_free(seen_irqs);
 	seen_irqs = NULL;

@@ -11,8 +11,10 @@ set -e
 n=$1
 mode=$2
 knobs=$3
-case $mode in nap | sleep) ;; *) echo "usage: nap-loop.sh N nap|sleep default|tuned" >&2; exit 2 ;; esac
-case $knobs in default | tuned) ;; *) echo "usage: nap-loop.sh N nap|sleep default|tuned" >&2; exit 2 ;; esac
+case $mode:$knobs in
+nap:default | nap:tuned | sleep:default | sleep:tuned) ;;
+*) echo "usage: nap-loop.sh N nap|sleep default|tuned" >&2; exit 2 ;;
+esac
 /usr/share/pseudosleep/nap-setup.sh rtc > /dev/null
 if [ "$knobs" = tuned ]; then
 	echo 0 > /sys/power/pm_async

@@ -34,6 +34,10 @@ both: the rows of naps "untraced-icount", "untraced-icount-all",
 "untraced-icount-tuned", "untraced-icount-rtpm" and
 "untraced-icount-tuned-rtpm".
 
+Last, nap-profile as booted and with the settings for frequent naps
+(benchlib/napprofile.py): the instructions a nap executes, per kernel
+function.
+
 Writes breakdown_phases.csv (run, nap, phase, ms), breakdown_devices.csv
 (the callbacks each device ran, per phase), quiet_nap.csv (each source of
 interrupts and timers during the quiet nap, per second) and
@@ -47,6 +51,7 @@ import time
 from collections import defaultdict
 
 from . import common as C
+from . import napprofile
 
 TRACE_LINE = re.compile(r"^\s*.+?-\d+\s+\[(\d+)\]\s+\S+\s+([\d.]+): "
                         r"(\w+): (.*)$")
@@ -426,10 +431,11 @@ def run(ctx):
                       label, part[:-4], C.fmt(v["median"]),
                       v["n"],
                       C.fmt(v["min"]), C.fmt(v["max"])))
+    profile = napprofile.run(ctx)
     return {"name": "breakdown", "window": window,
             "settle_s": 0 if ctx.quick else SETTLE_S, "runs": runs,
             "phases": ph_rows, "devices": dev_rows, "quiet": quiet_rows,
-            "defer": defer_rows}
+            "defer": defer_rows, "profile": profile}
 
 
 # --- summaries for the report and the plot ---------------------------------
@@ -645,6 +651,7 @@ def report_md(res, figs, fig_md):
                    "\n")
     out.extend(icount_md(res))
     out.extend(untraced_md(res))
+    out.extend(napprofile.report_md(res.get("profile") or {}))
     defer = res.get("defer") or []
     if defer:
         out.append("### A quiet nap, timers deferred or not\n")

@@ -166,6 +166,62 @@ def left_table(results):
     return "\n".join(out) + "\n"
 
 
+def http_split(results):
+    """Per setting: the median response of the requests a nap's end
+    answered, of the awake requests of the same mode, the median of the
+    kernel's wake latency of those naps, and the median of response minus
+    wake latency, request by request (ms)."""
+    by = {r["name"]: r for r in results}
+    rows = by.get("wake", {}).get("rows", [])
+    out = []
+    for mode, cmode, label in SETTINGS:
+        asleep = [x for x in rows if x["mode"] == mode and x["answered"]
+                  and x["phase"] == "asleep" and x.get("wake_latency_ns")]
+        awake = [x["rt_ms"] for x in rows if x["mode"] == mode
+                 and x["answered"] and x["phase"] == "awake"]
+        if not asleep:
+            continue
+        ic = icount(by.get("breakdown"), cmode)[0].get("exit_sum")
+        out.append((label, len(asleep),
+                    C.median([x["rt_ms"] for x in asleep]),
+                    C.median(awake),
+                    C.median([x["wake_latency_ns"] / 1e6 for x in asleep]),
+                    C.median([x["rt_ms"] - x["wake_latency_ns"] / 1e6
+                              for x in asleep]), ic))
+    return out
+
+
+def http_split_md(results):
+    rows = http_split(results)
+    if not rows:
+        return ""
+    return ("Where the HTTP row's extra time goes, on the wall clock: for "
+            "the requests that a nap's end answered, their response, the "
+            "kernel's wake latency of those naps (`wake_latency_ns`: armed "
+            "IRQ to `mem` returning, the exit row on the wall clock), and "
+            "the response less that latency, request by request, beside "
+            "the requests of the same boots that met an awake guest "
+            "(medians, ms):\n\n"
+            "| setting | requests | response | wake latency | response "
+            "less wake latency | awake requests' response |\n"
+            "|---|---|---|---|---|---|\n" + "\n".join(
+                "| %s | %d | %s | %s | %s | %s |" % (
+                    lab, n, F(rt), F(wl, 2), F(rest), F(aw))
+                for lab, n, rt, aw, wl, rest, _ in rows) +
+            "\n\n" + " ".join(
+                "%s: the kernel's exit is %.0f %% of the %s ms a request "
+                "that met a nap took over an awake one%s." % (
+                    lab.capitalize(), 100.0 * wl / (rt - aw), F(rt - aw),
+                    ", and %.1f times its instruction-clock time (%s ms)"
+                    % (wl / ic, F(ic, 2)) if ic else "")
+                for lab, n, rt, aw, wl, rest, ic in rows
+                if aw is not None and rt > aw) +
+            " The rest lies outside the nap's counters and is not "
+            "measured apart: the halted CPU taking the interrupt before "
+            "the kernel counts it, and the server's first run after the "
+            "thaw.\n")
+
+
 def report_md(results):
     by = {r["name"]: r for r in results}
     if "wake" not in by and "breakdown" not in by:
@@ -183,6 +239,7 @@ def report_md(results):
            "PCI functions without a driver; napd leaves them as they "
            "are).\n",
            table(results),
+           http_split_md(results),
            "\n### What is left, counter by counter\n",
            "The nap's own counters (`/sys/power/pseudosleep/*_ns`), medians "
            "on the instruction clock:\n",

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -611,6 +612,40 @@ TEST_F(nap, vt_stays_on_screen)
 	EXPECT_TRUE(pfd.revents & POLLPRI) TH_LOG("a VT switch was not seen");
 	close(tty0);
 	close(pfd.fd);
+}
+
+/*
+ * A nap is one of many suspends (pm_suspend_frequent()): the random
+ * driver mixes its timestamps in but does not reseed the crng, which it
+ * announces with "crng reseeded on system resumption" in the kernel log
+ * after any other suspend once the crng is ready.
+ */
+TEST_F(nap, no_crng_reseed)
+{
+	char buf[1024];
+	ssize_t n;
+	int kmsg;
+
+	if (getrandom(buf, 16, GRND_NONBLOCK) != 16)
+		SKIP(return, "crng not ready: it would not reseed anyway");
+	kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, kmsg);
+	ASSERT_LE(0, lseek(kmsg, 0, SEEK_END));
+
+	EXPECT_EQ(0, nap_on_alarm(_metadata, self->rtc, self->rtc_irq, 2));
+	EXPECT_EQ(0, wait_alarm(self->rtc));
+	/* One record per read; EPIPE when records were overwritten. */
+	while ((n = read(kmsg, buf, sizeof(buf) - 1)) != 0) {
+		if (n < 0 && errno == EPIPE)
+			continue;
+		if (n < 0)
+			break;
+		buf[n] = '\0';
+		EXPECT_EQ(NULL, strstr(buf, "crng reseeded"))
+			TH_LOG("the nap reseeded the crng: %s", buf);
+	}
+	EXPECT_EQ(EAGAIN, errno);
+	close(kmsg);
 }
 
 TEST_HARNESS_MAIN

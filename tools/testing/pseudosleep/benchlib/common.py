@@ -192,6 +192,16 @@ def fmt_spread(s, nd=1, lo="p10", hi="p90"):
                             fmt(s[hi], nd))
 
 
+def md_table(head, rows):
+    """A Markdown table; short rows are padded with empty cells."""
+    out = ["| " + " | ".join(head) + " |",
+           "|" + "|".join("---" for _ in head) + "|"]
+    for r in rows:
+        r = list(r) + [""] * (len(head) - len(r))
+        out.append("| " + " | ".join(str(x) for x in r) + " |")
+    return "\n".join(out) + "\n"
+
+
 def loguniform(lo, hi, rng=random):
     return math.exp(rng.uniform(math.log(lo), math.log(hi)))
 

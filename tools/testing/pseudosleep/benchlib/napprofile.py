@@ -80,28 +80,26 @@ def report_md(prof, top=20):
            "\n" % (t["naps"], t["naps"], t["total"], us(t["total"]),
                    ", %.0f (%.0f us) as booted" % (d["total"], us(d["total"]))
                    if d.get("status") == "ok" else "")]
-    rows = ["| %s | %.0f | %.1f |" % (f, v, us(v))
-            for f, v in t["functions"][:top]]
     out.append("With the settings for frequent naps, the %d functions that "
                "execute most per nap:\n" % top)
-    out.append("| function | instructions per nap | us |\n|---|---|---|\n"
-               + "\n".join(rows) + "\n")
+    out.append(C.md_table(["function", "instructions per nap", "us"],
+                          [(f, "%.0f" % v, "%.1f" % us(v))
+                           for f, v in t["functions"][:top]]))
     if d.get("status") == "ok":
         dv = dict(d["functions"])
         tv = dict(t["functions"])
         diff = sorted(((f, dv.get(f, 0) - tv.get(f, 0))
                        for f in set(dv) | set(tv)), key=lambda x: -x[1])
-        rows = ["| %s | %.0f | %.0f | %.1f |" % (f, dv.get(f, 0),
-                                                  tv.get(f, 0), us(x))
-                for f, x in diff[:top] if x > 0]
+        rows = [(f, "%.0f" % dv.get(f, 0), "%.0f" % tv.get(f, 0),
+                 "%.1f" % us(x)) for f, x in diff[:top] if x > 0]
         out.append("What the settings save, per nap: the functions that "
                    "execute more as booted than with them (as booted "
                    "instructions, with the settings, the difference in "
                    "us). A negative count is a function the sleeps of the "
                    "baseline executed more of than the naps, mostly timer "
                    "and lock work of the boot that did not nap.\n")
-        out.append("| function | as booted | with the settings | us saved "
-                   "|\n|---|---|---|---|\n" + "\n".join(rows) + "\n")
+        out.append(C.md_table(["function", "as booted", "with the settings",
+                               "us saved"], rows))
     out.append("Data: `nap_profile_default.csv`, `nap_profile_tuned.csv` "
                "(every function, instructions per nap).\n")
     return out

@@ -10,15 +10,6 @@ from . import targets
 F = C.fmt
 
 
-def _table(head, rows):
-    out = ["| " + " | ".join(head) + " |",
-           "|" + "|".join("---" for _ in head) + "|"]
-    for r in rows:
-        r = list(r) + [""] * (len(head) - len(r))
-        out.append("| " + " | ".join(str(x) for x in r) + " |")
-    return "\n".join(out) + "\n"
-
-
 def _rng(s, k, nd=1):
     """'median [min..max]' from summary keys k, k_min, k_max."""
     if s.get(k) is None:
@@ -83,7 +74,7 @@ def conditions_md(ctx, results):
             for r in results)),
         ("total time", "%.0f s" % c.get("seconds", 0)),
     ]
-    return _table(["", ""], rows)
+    return C.md_table(["", ""], rows)
 
 
 WAKE_MODES = {
@@ -149,7 +140,7 @@ def wake_md(res, figs):
                      if s["run_median_min_ms"] is not None else "-",
                      s["sleeps"] if m != "awake" else "-",
                      s.get("napper", "-")))
-    out.append(_table(["mode", "sent", "answered", "lost", "median ms",
+    out.append(C.md_table(["mode", "sent", "answered", "lost", "median ms",
                        "p90 ms", "p99 ms", "max ms", "per-run medians ms",
                        "sleeps entered", "napping daemon"], rows))
     out.append("\nPercentiles pool every request of every run; 'per-run "
@@ -164,7 +155,7 @@ def wake_md(res, figs):
                    "after each answer: a nap aborted since the previous "
                    "request = entering; a nap ended by a NIC receive IRQ = "
                    "asleep):")
-        out.append(_table(["mode", "phase", "requests", "lost",
+        out.append(C.md_table(["mode", "phase", "requests", "lost",
                            "median ms"], [
             (m, ph, s_by[m]["n_" + ph], s_by[m]["lost_" + ph],
              F(s_by[m]["median_" + ph + "_ms"]))
@@ -174,7 +165,7 @@ def wake_md(res, figs):
               "exit_resume_devices_ns", "exit_thaw_ns", "wake_latency_ns")
         out.append("In-kernel phases of the naps that a request ended, on "
                    "the wall clock (medians [p90], ms):")
-        out.append(_table(["mode"] + [k[:-3] for k in ks], [
+        out.append(C.md_table(["mode"] + [k[:-3] for k in ks], [
             [m] + ["%s [%s]" % (F(s_by[m].get(k[:-3] + "_ms"), 2),
                                 F(s_by[m].get(k[:-3] + "_ms_p90"), 2))
                    for k in ks] for m in pms]))
@@ -259,7 +250,7 @@ def idle_md(res, figs):
                       if s["runs"] else "-"),
                      F(s.get("other_cpu_pct"), 0),
                      s.get("note") or ""))
-    out.append(_table(["mode", "status", "runs", "window s",
+    out.append(C.md_table(["mode", "status", "runs", "window s",
                        "host CPU % of one CPU, median [min..max]",
                        "steady host CPU %", "guest IRQ/s",
                        "other host load %", "note"], rows))
@@ -311,7 +302,7 @@ def polling_md(res, figs):
                      _rng(s, "iperf_mbps"),
                      _rng(s, "mc_tput_kbs", 0),
                      F(s.get("other_cpu_pct"), 0)))
-    out.append(_table(["mode", "status (runs)", "HTTP mean ms",
+    out.append(C.md_table(["mode", "status (runs)", "HTTP mean ms",
                        "HTTP p90 / p99 ms", "host CPU ms per HTTP request",
                        "memcached get p50 ms", "memcached p99 ms",
                        "iperf3 Mbit/s", "memcached 1 KB KB/s",
@@ -378,7 +369,7 @@ def density_md(res, figs):
                 if "napd" in modes:
                     r.append(naps)
                 rows.append(r)
-        out.append(_table(head, rows))
+        out.append(C.md_table(head, rows))
         oth = [x.get("other_cpu_pct") for x in res["summary"]
                if x.get("other_cpu_pct") is not None]
         per_mode = ", ".join("%s %s %%" % (m, F(C.median(
@@ -457,7 +448,7 @@ def readme_table(ctx, results):
                 ctx.cond.get("cpu", "?"), g.get("accel", "?"),
                 g.get("uname", "?"), ctx.cond.get("commit", "?"), ctx.runs))
     idle_w = by.get("idle", {}).get("window")
-    text += _table(["mode", "HTTP response time, median (p90)",
+    text += C.md_table(["mode", "HTTP response time, median (p90)",
                     "median when the request met a sleeping guest",
                     "lost / sent",
                     "idle host CPU%s (asleep part)" % (

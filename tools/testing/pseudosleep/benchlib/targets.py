@@ -90,9 +90,8 @@ def verdict(x, goal):
     return "**hit**" if x <= goal else "miss"
 
 
-def rows(results):
+def rows(by):
     """The target rows: (target, goal, awake, one cell per setting)."""
-    by = {r["name"]: r for r in results}
     wake = {s["mode"]: s for s in by.get("wake", {}).get("summary", [])}
     bd = by.get("breakdown")
     aw = wake.get("awake", {})
@@ -138,40 +137,35 @@ def rows(results):
 
 
 def table(results):
-    head = ["target", "goal", "awake"] + [lab for _, _, lab in SETTINGS]
-    r = rows(results)
-    return "\n".join(["| " + " | ".join(head) + " |",
-                      "|" + "---|" * len(head)] +
-                     ["| " + " | ".join(x) + " |" for x in r]) + "\n"
+    """The target rows as a Markdown table, for REPORT.md and the README."""
+    return C.md_table(["target", "goal", "awake"] +
+                      [lab for _, _, lab in SETTINGS],
+                      rows({r["name"]: r for r in results}))
 
 
-def left_table(results):
+def left_table(by):
     """Counter by counter, as booted and with the settings, on the
     instruction clock, with what runs there."""
-    by = {r["name"]: r for r in results}
-    bd = by.get("breakdown")
-    meds = [icount(bd, cmode)[0] for _, cmode, _ in SETTINGS]
+    meds = [icount(by.get("breakdown"), cmode)[0]
+            for _, cmode, _ in SETTINGS]
     if not any(meds):
         return ""
-    out = ["| counter | %s | what runs there, and why it stays |" %
-           " | ".join("%s, ms" % lab for _, _, lab in SETTINGS),
-           "|---|" + "---|" * len(SETTINGS) + "---|"]
+    out = []
     for part, counters, goal, _ in PARTS:
         for k in counters:
-            out.append("| %s | %s | %s |" % (
-                k, " | ".join(F(m.get(k), 3) for m in meds), WHY[k]))
-        out.append("| **%s** (goal %g ms) | %s | |" % (
-            part, goal, " | ".join("**%s**" % F(m.get(part + "_sum"), 3)
-                                  for m in meds)))
-    return "\n".join(out) + "\n"
+            out.append([k] + [F(m.get(k), 3) for m in meds] + [WHY[k]])
+        out.append(["**%s** (goal %g ms)" % (part, goal)] +
+                   ["**%s**" % F(m.get(part + "_sum"), 3) for m in meds])
+    return C.md_table(["counter"] + ["%s, ms" % lab
+                                     for _, _, lab in SETTINGS] +
+                      ["what runs there, and why it stays"], out)
 
 
-def http_split(results):
+def http_split(by):
     """Per setting: the median response of the requests a nap's end
     answered, of the awake requests of the same mode, the median of the
     kernel's wake latency of those naps, and the median of response minus
     wake latency, request by request (ms)."""
-    by = {r["name"]: r for r in results}
     rows = by.get("wake", {}).get("rows", [])
     out = []
     for mode, cmode, label in SETTINGS:
@@ -191,8 +185,8 @@ def http_split(results):
     return out
 
 
-def http_split_md(results):
-    rows = http_split(results)
+def http_split_md(by):
+    rows = http_split(by)
     if not rows:
         return ""
     return ("Where the HTTP row's extra time goes, on the wall clock: for "
@@ -201,14 +195,13 @@ def http_split_md(results):
             "IRQ to `mem` returning, the exit row on the wall clock), and "
             "the response less that latency, request by request, beside "
             "the requests of the same boots that met an awake guest "
-            "(medians, ms):\n\n"
-            "| setting | requests | response | wake latency | response "
-            "less wake latency | awake requests' response |\n"
-            "|---|---|---|---|---|---|\n" + "\n".join(
-                "| %s | %d | %s | %s | %s | %s |" % (
-                    lab, n, F(rt), F(wl, 2), F(rest), F(aw))
-                for lab, n, rt, aw, wl, rest, _ in rows) +
-            "\n\n" + " ".join(
+            "(medians, ms):\n\n" +
+            C.md_table(["setting", "requests", "response", "wake latency",
+                        "response less wake latency",
+                        "awake requests' response"],
+                       [(lab, n, F(rt), F(wl, 2), F(rest), F(aw))
+                        for lab, n, rt, aw, wl, rest, _ in rows]) +
+            "\n" + " ".join(
                 "%s: the kernel's exit is %.0f %% of the %s ms a request "
                 "that met a nap took over an awake one%s." % (
                     lab.capitalize(), 100.0 * wl / (rt - aw), F(rt - aw),
@@ -239,11 +232,11 @@ def report_md(results):
            "PCI functions without a driver; napd leaves them as they "
            "are).\n",
            table(results),
-           http_split_md(results),
+           http_split_md(by),
            "\n### What is left, counter by counter\n",
            "The nap's own counters (`/sys/power/pseudosleep/*_ns`), medians "
            "on the instruction clock:\n",
-           left_table(results),
+           left_table(by),
            "\nWhy the defaults stay: `pm_async=1` lets slow devices (a disk "
            "spinning down, a PCI function's 10 ms D3hot delay) overlap, "
            "which on a real machine gains more than its work items cost; "

@@ -4,8 +4,7 @@
 # alarm one second later (MODE nap), or N one-second sleeps doing the same
 # RTC writes without the nap (MODE sleep, the baseline nap-profile
 # subtracts).  KNOBS "default" leaves the PM settings as booted; "tuned"
-# sets pm_async=0, sync_on_suspend=0 and power/control=auto on the PCI
-# functions without a driver, as nap-costs.sh's tunedrt column does.
+# applies tune-naps.sh, the settings of nap-costs.sh's tunedrt column.
 # Prints "NAP-LOOP naps=K" at the end.
 set -e
 n=$1
@@ -17,11 +16,7 @@ nap:default | nap:tuned | sleep:default | sleep:tuned) ;;
 esac
 /usr/share/pseudosleep/nap-setup.sh rtc > /dev/null
 if [ "$knobs" = tuned ]; then
-	echo 0 > /sys/power/pm_async
-	echo 0 > /sys/power/sync_on_suspend
-	for d in /sys/bus/pci/devices/*; do
-		[ -e "$d/driver" ] || echo auto > "$d/power/control"
-	done
+	/usr/share/pseudosleep/tune-naps.sh
 	sleep 2
 fi
 i=0

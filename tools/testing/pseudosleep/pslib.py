@@ -18,6 +18,7 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 VM_RUN = os.path.join(HERE, "vm-run")
+TOP = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 
 # Lines of a guest console that mean the kernel complained.
 BAD_DMESG = re.compile(
@@ -28,6 +29,20 @@ BAD_DMESG = re.compile(
     r"rcu: INFO|rcu_.*self-detected stall|soft lockup|hard LOCKUP|"
     r"blocked for more than|UBSAN|KASAN|Invalid wait context|"
     r"sleeping function called from invalid context|Call Trace:")
+
+
+def kernel_config(option):
+    """CONFIG_<option>'s value in the kernel vm-run boots (BUILD_DIR's
+    .config), or None if it is not set or there is no build."""
+    build = os.environ.get("BUILD_DIR", os.path.join(TOP, "build"))
+    try:
+        with open(os.path.join(build, "obj", ".config")) as f:
+            for line in f:
+                if line.startswith("CONFIG_%s=" % option):
+                    return line.split("=", 1)[1].strip()
+    except OSError:
+        pass
+    return None
 
 
 def free_port():

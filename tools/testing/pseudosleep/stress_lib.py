@@ -76,12 +76,7 @@ PACE = 10
 
 def kernel_has(option):
     """Whether the kernel vm-run boots (BUILD_DIR) has CONFIG_<option>=y."""
-    build = os.environ.get("BUILD_DIR", os.path.join(TOP, "build"))
-    try:
-        with open(os.path.join(build, "obj", ".config")) as f:
-            return ("\nCONFIG_%s=y\n" % option) in "\n" + f.read()
-    except OSError:
-        return False
+    return pslib.kernel_config(option) == "y"
 
 
 def pct(values, p):

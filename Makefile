@@ -13,10 +13,11 @@ KOBJ       := $(BUILD_DIR)/obj
 BZIMAGE    := $(KOBJ)/arch/x86/boot/bzImage
 INITRAMFS  := $(BUILD_DIR)/initramfs.cpio.gz
 JOBS       ?= $(shell nproc)
-# The guest's fragments; the test kernel adds the debug ones.
+# The guest's fragments; the test kernel adds the debug and test ones.
 GUEST_CONFIGS := configs/qemu-guest.config configs/pseudosleep.config \
               configs/pollist.config configs/rcu-nocb.config
-CONFIGS    ?= $(GUEST_CONFIGS) configs/debug.config $(EXTRA_CONFIGS)
+CONFIGS    ?= $(GUEST_CONFIGS) configs/debug.config configs/tests.config \
+	      $(EXTRA_CONFIGS)
 T          := $(TOP)/tools/testing/pseudosleep
 SELFTESTS  := pseudosleep pollist
 STAMPS     := $(BUILD_DIR)/.stamps
@@ -28,7 +29,7 @@ OVERLAY    := kernel drivers arch include Documentation tools
 DEPS := linux-source-6.12 qemu-system-x86 busybox-static flex bison bc cpio \
 	libelf-dev libssl-dev ethtool iperf3 apache2-utils memcached \
 	libmemcached-tools curl gnuplot-nox sparse xz-utils python3 git \
-	make gcc libc6-dev rsync iproute2 iputils-ping kmod
+	make gcc libc6-dev rsync iproute2 iputils-ping kmod wireguard-tools
 
 export BUILD_DIR KDIR KOBJ BZIMAGE INITRAMFS
 

@@ -555,6 +555,50 @@ def t_jiffies_fresh_in_nap():
         "%.0f ms behind" % (n, worst * 1e3), console
 
 
+
+WG_NAP = re.compile(r"^NAP (\d+) (\S+) wake_irq=(\S+) freeze_ns=(\d+) "
+                    r"ping_ms=([\d.]+) handshake=(\d+)")
+
+
+def t_wireguard_keys_through_nap():
+    """A WireGuard tunnel between two network namespaces of the guest
+    keeps its session keys through naps (hook patch 0029): the traffic
+    after each of 4 naps armed on the RTC needs no new handshake.
+    Without the patch WireGuard clears every peer's keys before each nap,
+    as before a rare suspend, and takes the RTNL and waits in
+    rcu_barrier() while doing so."""
+    if pslib.kernel_config("WIREGUARD") != "y":
+        return "failed", "no CONFIG_WIREGUARD in the kernel's .config", None
+    g = pslib.Guest("/usr/share/pseudosleep/nap-wireguard.sh 4")
+    try:
+        first = g.wait_line(r"^WG-HANDSHAKE (\d+)", 120)
+        done = g.wait_line("^WG-DONE", 120) if first else None
+        naps = [WG_NAP.match(l) for l in g.output if l.startswith("NAP ")]
+    finally:
+        rc = g.finish()
+        console = g.console()
+        g.cleanup()
+    if not done:
+        return "failed", "the tunnel or the naps failed (exit %d)" % rc, \
+            console
+    if len(naps) != 4 or not all(naps):
+        return "failed", "naps: %d reported" % len(naps), console
+    aborted = [m.group(1) for m in naps if m.group(2) != "ok"]
+    if aborted:
+        return "failed", "naps %s aborted" % ",".join(aborted), console
+    t0 = first.group(1)
+    if t0 == "0":
+        return "failed", "no handshake before the naps", console
+    freeze = sorted(int(m.group(4)) / 1e6 for m in naps)
+    ping = sorted(float(m.group(5)) for m in naps)
+    figures = "first ping after a nap %.1f ms, freeze phase %.1f ms " \
+        "(medians)" % ((ping[1] + ping[2]) / 2, (freeze[1] + freeze[2]) / 2)
+    new = [m.group(1) for m in naps if m.group(6) != t0]
+    if new:
+        return "failed", "a new handshake after naps %s: the keys were " \
+            "dropped; %s" % (",".join(new), figures), console
+    return "passed", "4 naps, no new handshake; " + figures, console
+
 def t_arp_entry_through_long_nap():
     """Through a 30 s nap armed on the RTC only, with the halted CPUs'
     timers deferred (the default), the host's ARP entry for the guest
@@ -810,6 +854,8 @@ HOST_TESTS = [
      "30 s nap", t_arp_entry_through_long_nap),
     ("pseudo: interrupt handlers see jiffies up to date while the timers "
      "of a nap wait", t_jiffies_fresh_in_nap),
+    ("pseudo: a WireGuard tunnel keeps its session keys through naps",
+     t_wireguard_keys_through_nap),
     ("pseudo: wake_on=task sleeps through ARP, ping and noise; a request "
      "wakes it", t_wake_on_task),
     ("pseudo: mem_sleep_default=pseudo selects it at boot",

@@ -94,7 +94,13 @@ WAKE_MODES = {
               "QEMU).",
     "s2idle-pb": "- **s2idle-pb**: as s2idle, with an idealized wake signal: "
                  "the host presses the ACPI power button (QMP "
-                 "`system_powerdown`) right before each request.",
+                 "`system_powerdown`) before each request and, if the "
+                 "guest was asleep, sends the request once the console "
+                 "shows `PM: suspend exit`; the response time counts from "
+                 "the press. (Sent at once, every such request was lost: "
+                 "it reached the guest before virtio-net had resumed, and "
+                 "napd slept again, about 75 ms after the resume, before "
+                 "TCP resent the SYN a second later.)",
     "deep": "- **deep**: napd `--mode deep` (ACPI S3) with idealized "
             "Wake-on-LAN: QMP `system_wakeup` right before each request; "
             "the RTC is not a wakeup source.",

@@ -14,8 +14,9 @@ a sleep, or asleep.  Modes side by side:
           capability); requests time out after 10 s and count as lost
   s2idle-pb  napd --mode s2idle with an idealized wake signal: the host
           presses the ACPI power button (QMP system_powerdown, which
-          wakes s2idle and is otherwise ignored by this guest) right
-          before each request
+          wakes s2idle and is otherwise ignored by this guest) before
+          each request and, if the guest was asleep, sends the request
+          once the console shows the sleep's end
   deep    napd --mode deep (ACPI S3), idealized Wake-on-LAN: the host
           sends QMP system_wakeup right before each request
 
@@ -66,6 +67,20 @@ def console_sleeps(text):
             len(re.findall(r"PM: suspend exit", text)))
 
 
+def wait_resumed(bg, exits, timeout=5.0):
+    """Wait until the console shows more than `exits` sleep exits: ms
+    waited, or None after timeout.  Sent at once after the power button,
+    every request was lost: it reached the guest before virtio-net had
+    resumed, and napd slept again before TCP resent the SYN a second
+    later."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if console_sleeps(bg.console())[1] > exits:
+            return (time.monotonic() - t0) * 1e3
+        time.sleep(0.005)
+    return None
+
+
 def run_mode(ctx, mode, run, nreq, rng):
     rows = []
     meta = {"mode": mode, "run": run, "napd": None, "note": ""}
@@ -106,6 +121,8 @@ def run_mode(ctx, mode, run, nreq, rng):
             elif mode == "s2idle-pb":
                 r = bg.qmp("system_powerdown")
                 row["wakeup_sent"] = int("error" not in r)
+                if row["sleeping_at_send"] and row["wakeup_sent"]:
+                    row["resume_ms"] = wait_resumed(bg, ext)
             body, _ = C.http_get(port, "/", timeout=TIMEOUT)
             rt = time.monotonic() - t0
             row["t_s"] = t0 - t_start
@@ -207,7 +224,8 @@ def run(ctx):
                       else ""))
     C.write_csv(ctx.path("wake_latency.csv"), rows, [
         "mode", "run", "i", "gap_s", "t_s", "answered", "rt_ms", "phase",
-        "sleeping_at_send", "wakeup_sent", "d_naps", "d_aborted", "wake_irq"]
+        "sleeping_at_send", "wakeup_sent", "resume_ms", "d_naps", "d_aborted",
+        "wake_irq"]
         + list(PHASES) + ["last_nap_ns", "spurious_wakeups"])
     C.write_csv(ctx.path("wake_latency_runs.csv"), metas, [
         "mode", "run", "napd", "sleep_entries", "sleep_exits",

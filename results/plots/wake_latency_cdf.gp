@@ -2,7 +2,7 @@
 set terminal pngcairo size 900,560 font 'sans,10' noenhanced
 set output '/work/main/results/wake_latency_cdf.png'
 
-set title "Wake latency: single GETs at random gaps (6.12.117-pseudosleep, tcg, 3 run(s))\n[s2idle 0/12 answered; s2idle-pb 0/18 answered]"
+set title "Wake latency: single GETs at random gaps (6.12.117-pseudosleep, tcg, 3 run(s))\n[s2idle 0/12 answered]"
 set xlabel 'HTTP response time seen by the host (ms, log scale)'
 set ylabel 'fraction of requests sent'
 set logscale x
@@ -12,4 +12,5 @@ set key bottom right
 plot 'wake_cdf_awake.dat' using 1:2 with steps lw 2 lc rgb '#1b9e77' title 'awake (60/60 answered)', \
      'wake_cdf_pseudo.dat' using 1:2 with steps lw 2 lc rgb '#d95f02' title 'pseudo (60/60 answered)', \
      'wake_cdf_pseudo-tuned.dat' using 1:2 with steps lw 2 lc rgb '#e41a1c' title 'pseudo-tuned (60/60 answered)', \
-     'wake_cdf_deep.dat' using 1:2 with steps lw 2 lc rgb '#e7298a' title 'deep (25/30 answered)'
+     'wake_cdf_s2idle-pb.dat' using 1:2 with steps lw 2 lc rgb 'black' title 's2idle-pb (18/18 answered)', \
+     'wake_cdf_deep.dat' using 1:2 with steps lw 2 lc rgb '#e7298a' title 'deep (24/30 answered)'

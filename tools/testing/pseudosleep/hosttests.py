@@ -288,9 +288,8 @@ def t_mem_sleep_default():
 
 def t_checkpatch():
     """scripts/checkpatch.pl --strict on our kernel C files and patches."""
-    top = os.path.abspath(os.path.join(pslib.HERE, "..", "..", ".."))
-    kdir = os.path.join(os.environ.get("BUILD_DIR",
-                                       os.path.join(top, "build")), "linux")
+    top = pslib.TOP
+    kdir = os.path.join(pslib.BUILD, "linux")
     if not os.path.exists(os.path.join(kdir, "scripts/checkpatch.pl")):
         return "skipped", "no kernel tree at %s" % kdir, None
     p = subprocess.run([os.path.join(pslib.HERE, "run-checkpatch"), top, kdir],
@@ -939,9 +938,8 @@ def t_napd_requests():
 def napd_unit_tests():
     """napd's host-side unit tests (make -C tools/power/napd check), one
     result per KTAP line."""
-    top = os.path.abspath(os.path.join(pslib.HERE, "..", "..", ".."))
     p = subprocess.run(["make", "-s", "-C",
-                        os.path.join(top, "tools/power/napd"), "check"],
+                        os.path.join(pslib.TOP, "tools/power/napd"), "check"],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     out = p.stdout.decode(errors="replace").splitlines()
     res = []

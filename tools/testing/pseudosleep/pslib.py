@@ -19,6 +19,8 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 VM_RUN = os.path.join(HERE, "vm-run")
 TOP = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+# The build directory vm-run boots from (make's BUILD_DIR).
+BUILD = os.environ.get("BUILD_DIR", os.path.join(TOP, "build"))
 
 # Lines of a guest console that mean the kernel complained.
 BAD_DMESG = re.compile(
@@ -34,9 +36,8 @@ BAD_DMESG = re.compile(
 def kernel_config(option):
     """CONFIG_<option>'s value in the kernel vm-run boots (BUILD_DIR's
     .config), or None if it is not set or there is no build."""
-    build = os.environ.get("BUILD_DIR", os.path.join(TOP, "build"))
     try:
-        with open(os.path.join(build, "obj", ".config")) as f:
+        with open(os.path.join(BUILD, "obj", ".config")) as f:
             for line in f:
                 if line.startswith("CONFIG_%s=" % option):
                     return line.split("=", 1)[1].strip()

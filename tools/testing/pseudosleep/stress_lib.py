@@ -28,7 +28,6 @@ import netns
 import pslib
 
 HERE = pslib.HERE
-TOP = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 FUZZ_SRC = os.path.join(HERE, "stress-fuzz.c")
 GUEST = "/usr/share/pseudosleep/stress.sh"
 

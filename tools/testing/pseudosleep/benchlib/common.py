@@ -530,7 +530,7 @@ def conditions():
             c["loadavg_start"] = " ".join(f.read().split()[:3])
     except OSError:
         pass
-    c["build_dir"] = os.environ.get("BUILD_DIR", os.path.join(TOP, "build"))
+    c["build_dir"] = pslib.BUILD
     c["kernel_kind"] = kernel_kind(c["build_dir"])
     return c
 

@@ -147,8 +147,8 @@ def wake_md(res, figs):
                      s["sleeps"] if m != "awake" else "-",
                      s.get("napper", "-")))
     out.append(C.md_table(["mode", "sent", "answered", "lost", "median ms",
-                       "p90 ms", "p99 ms", "max ms", "per-run medians ms",
-                       "sleeps entered", "napping daemon"], rows))
+                           "p90 ms", "p99 ms", "max ms", "per-run medians ms",
+                           "sleeps entered", "napping daemon"], rows))
     out.append("\nPercentiles pool every request of every run; 'per-run "
                "medians' is the spread of the medians of the single runs. "
                "'sleeps entered' counts `PM: suspend entry` on the guest "
@@ -162,7 +162,7 @@ def wake_md(res, figs):
                    "request = entering; a nap ended by a NIC receive IRQ = "
                    "asleep):")
         out.append(C.md_table(["mode", "phase", "requests", "lost",
-                           "median ms"], [
+                               "median ms"], [
             (m, ph, s_by[m]["n_" + ph], s_by[m]["lost_" + ph],
              F(s_by[m]["median_" + ph + "_ms"]))
             for m in pms for ph in ("awake", "entering", "asleep")]))
@@ -257,9 +257,9 @@ def idle_md(res, figs):
                      F(s.get("other_cpu_pct"), 0),
                      s.get("note") or ""))
     out.append(C.md_table(["mode", "status", "runs", "window s",
-                       "host CPU % of one CPU, median [min..max]",
-                       "steady host CPU %", "guest IRQ/s",
-                       "other host load %", "note"], rows))
+                           "host CPU % of one CPU, median [min..max]",
+                           "steady host CPU %", "guest IRQ/s",
+                           "other host load %", "note"], rows))
     out.append("'window s' is the measured window: the idle time plus, for "
                "the sleep modes, entering the sleep and waking up from it. "
                "'other host load' is what the rest of the host used during "
@@ -309,10 +309,10 @@ def polling_md(res, figs):
                      _rng(s, "mc_tput_kbs", 0),
                      F(s.get("other_cpu_pct"), 0)))
     out.append(C.md_table(["mode", "status (runs)", "HTTP mean ms",
-                       "HTTP p90 / p99 ms", "host CPU ms per HTTP request",
-                       "memcached get p50 ms", "memcached p99 ms",
-                       "iperf3 Mbit/s", "memcached 1 KB KB/s",
-                       "other host load %"], rows))
+                           "HTTP p90 / p99 ms", "host CPU ms per HTTP request",
+                           "memcached get p50 ms", "memcached p99 ms",
+                           "iperf3 Mbit/s", "memcached 1 KB KB/s",
+                           "other host load %"], rows))
     out.append("\nab reports its percentiles in whole milliseconds. "
                "Medians over runs, [min..max] across runs. Under TCG a "
                "polling vCPU is a host thread that spins: on this 2-core "
@@ -455,11 +455,11 @@ def readme_table(ctx, results):
                 g.get("uname", "?"), ctx.cond.get("commit", "?"), ctx.runs))
     idle_w = by.get("idle", {}).get("window")
     text += C.md_table(["mode", "HTTP response time, median (p90)",
-                    "median when the request met a sleeping guest",
-                    "lost / sent",
-                    "idle host CPU%s (asleep part)" % (
-                        ", %g s window" % idle_w if idle_w else ""),
-                    "idle guest IRQ/s"], rows)
+                        "median when the request met a sleeping guest",
+                        "lost / sent",
+                        "idle host CPU%s (asleep part)" % (
+                            ", %g s window" % idle_w if idle_w else ""),
+                        "idle guest IRQ/s"], rows)
     text += ("\nA request is lost when it has no answer after 10 s. Host "
              "CPU is QEMU's, in %% of one host CPU; the window includes "
              "entering and leaving the sleep state, the part in parentheses "

@@ -40,7 +40,6 @@ PHASES = ("entry_sync_ns", "entry_freeze_ns", "entry_suspend_devices_ns",
           "exit_thaw_ns", "wake_latency_ns")
 
 
-
 def guest_script(mode):
     s = r"""
 httpd -p 80 -h /www

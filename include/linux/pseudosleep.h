@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Pseudo-sleep: a system sleep state that keeps chosen devices running,
- * halts every CPU and ends only on chosen IRQs.  See
+ * Pseudo-sleep: a suspend to idle that keeps chosen devices running, with
+ * the tick, and that chosen IRQs end besides the usual wakeups.  See
  * Documentation/pseudosleep.rst.
  */
 #ifndef _LINUX_PSEUDOSLEEP_H
@@ -20,7 +20,7 @@ struct sock;
 enum pseudosleep_phase {
 	PSEUDOSLEEP_IDLE,	/* no nap in progress */
 	PSEUDOSLEEP_ENTERING,	/* freezing, suspending devices */
-	PSEUDOSLEEP_NAPPING,	/* CPUs run the halt loop */
+	PSEUDOSLEEP_NAPPING,	/* in s2idle_enter(): the CPUs idle */
 	PSEUDOSLEEP_RESUMING,	/* woken: resuming devices, thawing */
 };
 
@@ -43,17 +43,6 @@ static inline void pseudosleep_note_irq(unsigned int irq)
 {
 	if (static_branch_unlikely(&pseudosleep_irq_key))
 		__pseudosleep_note_irq(irq);
-}
-
-/**
- * pseudosleep_cpu_napping - true while CPUs must stay in the halt loop
- *
- * Read by the idle loop of every CPU; a plain load, as the idle loop is
- * about to halt anyway.
- */
-static inline bool pseudosleep_cpu_napping(void)
-{
-	return READ_ONCE(pseudosleep_phase) == PSEUDOSLEEP_NAPPING;
 }
 
 /**
@@ -85,19 +74,14 @@ static inline void pseudosleep_sock_readable(struct sock *sk)
 		__pseudosleep_sock_readable(sk);
 }
 
-void pseudosleep_cpu_idle(void);
-void pseudosleep_cpu_enter(void);
-bool pseudosleep_cpu_deep_idle(void);
-
-int pseudosleep_valid(void);
-void pseudosleep_begin(suspend_state_t state);
-void pseudosleep_synced(suspend_state_t state);
-int pseudosleep_devices_and_enter(void);
-void pseudosleep_end(suspend_state_t state, int error);
+enum s2idle_states pseudosleep_s2idle_state(void);
+void pseudosleep_begin(void);
+int pseudosleep_keep_devices(bool *console_kept);
+void pseudosleep_release_devices(void);
+void pseudosleep_end(int error);
 bool pseudosleep_irq_kept(unsigned int irq);
 void pseudosleep_count_read_begin(void);
 void pseudosleep_count_read_end(void);
-void pseudosleep_system_wakeup(void);
 bool pseudosleep_hide_nap(void);
 void pseudosleep_skip_mark(void);
 void pseudosleep_skip_unmark(void);
@@ -119,20 +103,20 @@ static inline void pseudosleep_alarm_fired(void)
 
 static inline void pseudosleep_note_irq(unsigned int irq) { }
 static inline void pseudosleep_sock_readable(struct sock *sk) { }
-static inline bool pseudosleep_cpu_napping(void) { return false; }
 static inline bool pseudosleep_in_progress(void) { return false; }
-static inline void pseudosleep_cpu_idle(void) { }
-static inline void pseudosleep_cpu_enter(void) { }
-static inline bool pseudosleep_cpu_deep_idle(void) { return false; }
-static inline int pseudosleep_valid(void) { return -EINVAL; }
-static inline void pseudosleep_begin(suspend_state_t state) { }
-static inline void pseudosleep_synced(suspend_state_t state) { }
-static inline int pseudosleep_devices_and_enter(void) { return -EINVAL; }
-static inline void pseudosleep_end(suspend_state_t state, int error) { }
+#ifdef CONFIG_SUSPEND
+static inline enum s2idle_states pseudosleep_s2idle_state(void)
+{
+	return S2IDLE_STATE_ENTER;
+}
+#endif
+static inline void pseudosleep_begin(void) { }
+static inline int pseudosleep_keep_devices(bool *console_kept) { return 0; }
+static inline void pseudosleep_release_devices(void) { }
+static inline void pseudosleep_end(int error) { }
 static inline bool pseudosleep_irq_kept(unsigned int irq) { return false; }
 static inline void pseudosleep_count_read_begin(void) { }
 static inline void pseudosleep_count_read_end(void) { }
-static inline void pseudosleep_system_wakeup(void) { }
 static inline bool pseudosleep_hide_nap(void) { return false; }
 static inline void pseudosleep_skip_mark(void) { }
 static inline void pseudosleep_skip_unmark(void) { }

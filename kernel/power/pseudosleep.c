@@ -1,36 +1,35 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Pseudo-sleep: "echo pseudo > /sys/power/mem_sleep; echo mem >
- * /sys/power/state" naps the machine without firmware system sleep.
+ * /sys/power/state" naps the machine: a suspend to idle with the
+ * pseudo-sleep flag set (pm_suspend_pseudo()).
  *
- * enter_state() syncs and freezes tasks as for any suspend.  Then devices
- * suspend as usual except those kept awake (pseudosleep_keep.c), every
- * online CPU is kicked into the idle loop's default halt, bypassing the
- * cpuidle governor, and the suspending task waits until an armed wake IRQ
- * (pseudosleep_irq.c) ends the nap.  Interrupts that are not armed run
- * their handlers and the CPU halts again.  The CPUs halt from the idle
- * loop, with RCU told the CPU is idle, so long naps raise no RCU stall,
- * soft lockup or hung task reports; their timers wait for a common
- * deadline (pseudosleep_timers.c).  Unlike s2idle the timekeeping is not
- * suspended: handlers of the devices kept awake run during the nap and
- * may read the time.
+ * enter_state() syncs and freezes tasks, suspend_devices_and_enter()
+ * suspends the devices and s2idle_loop() sends every CPU into idle, as for
+ * any suspend to idle.  The flag changes three things.  The devices marked
+ * power/nosleep, with what they need, keep running (pseudosleep_keep.c).
+ * s2idle_enter() does not freeze the tick and timekeeping: the CPUs halt in
+ * the default idle routine (or use the cpuidle states with
+ * pseudosleep.deep_idle) and their timers fire on time, because the kept
+ * devices' drivers need them.  Besides every wakeup that ends a suspend to
+ * idle, the IRQs written to /sys/power/wake_irq end the nap
+ * (pseudosleep_irq.c); the kept devices' other interrupts are handled and
+ * the CPUs halt again.
+ *
+ * The phase of a nap and its timestamps come from the PM core's own
+ * suspend_resume trace events, so the PM core needs no hook of ours to
+ * tell where a nap is.
  */
 
 #define pr_fmt(fmt) "pseudosleep: " fmt
 
-#include <linux/atomic.h>
-#include <linux/console.h>
-#include <linux/cpu.h>
-#include <linux/cpuidle.h>
 #include <linux/cpumask.h>
 #include <linux/init.h>
+#include <linux/kernel_stat.h>
 #include <linux/moduleparam.h>
-#include <linux/percpu.h>
 #include <linux/pm.h>
-#include <linux/sched/idle.h>
-#include <linux/smp.h>
+#include <linux/string.h>
 #include <linux/suspend.h>
-#include <linux/swait.h>
 #include <linux/sysfs.h>
 #include <linux/timekeeping.h>
 #include <trace/events/power.h>
@@ -38,60 +37,71 @@
 #include "power.h"
 #include "pseudosleep.h"
 
+#ifndef arch_irq_stat_cpu
+#define arch_irq_stat_cpu(cpu) 0
+#endif
+
 enum pseudosleep_phase pseudosleep_phase;
 struct pseudosleep_times pseudosleep_times;
 
-/* Halt loop bookkeeping: which nap a CPU last entered, wakeups counted. */
-static unsigned int nap_gen;
-static DEFINE_PER_CPU(unsigned int, cpu_nap_gen);
-static atomic_t cpus_halted;
-static atomic_long_t nap_wakeups;
-
-static bool pseudosleep_phase_is_not(enum pseudosleep_phase phase)
-{
-	return READ_ONCE(pseudosleep_phase) != phase;
-}
+/* Interrupts served by all CPUs when the CPUs were sent into idle. */
+static u64 irqs_at_kick;
+static u64 nap_irqs;
 
 static u64 now(void)
 {
 	return ktime_get_mono_fast_ns();
 }
 
-/* First entry of this CPU into the halt loop of the current nap. */
-void pseudosleep_cpu_enter(void)
+/* Interrupts of every kind served so far, device IRQs and the arch's own. */
+static u64 irqs_served(void)
 {
-	unsigned int gen = READ_ONCE(nap_gen);
+	u64 sum = 0;
+	int cpu;
 
-	if (this_cpu_read(cpu_nap_gen) == gen)
-		return;
-	this_cpu_write(cpu_nap_gen, gen);
-	if (atomic_inc_return(&cpus_halted) == num_online_cpus())
-		WRITE_ONCE(pseudosleep_times.all_halted, now());
+	for_each_online_cpu(cpu)
+		sum += kstat_cpu_irqs_sum(cpu) + arch_irq_stat_cpu(cpu);
+	return sum;
 }
 
-/**
- * pseudosleep_cpu_idle - the idle routine of every CPU during a nap
- *
- * Called by cpuidle_idle_call() with interrupts off, the tick stopped or
- * kept (for RCU callbacks queued here); returns with interrupts on.
- * Halts through default_idle_call(), so the platform's choice of halt
- * (x86_idle: HLT, or the AMD E400 and MWAIT variants), the
- * critical-timings and cpu_idle trace hooks and the RCU idle state all
- * stay the idle loop's own.  The idle loop calls it again
- * for as long as the nap lasts and no task is runnable, re-evaluating the
- * tick each time.  The CPU's timers are deferred while it halts
- * (pseudosleep_timers.c) and programmed again after each halt, so timers
- * that came due run when an interrupt wakes the CPU anyway.
+/*
+ * Probe on the suspend_resume trace event: the phases of a nap as the PM
+ * core reports them.  Outside a nap it returns at the first test.  Runs
+ * with preemption off; stores only.
  */
-void pseudosleep_cpu_idle(void)
+static void pseudosleep_trace_phase(void *data, const char *action, int val,
+				    bool start)
 {
-	pseudosleep_cpu_enter();
-	pseudosleep_timers_defer();
-	default_idle_call();
-	pseudosleep_timers_restore();
-	/* Still napping: an interrupt that is not armed woke us. */
-	if (pseudosleep_cpu_napping())
-		atomic_long_inc(&nap_wakeups);
+	struct pseudosleep_times *t = &pseudosleep_times;
+	u64 ts;
+
+	if (!pseudosleep_in_progress())
+		return;
+	ts = now();
+	if (!strcmp(action, "machine_suspend")) {
+		/* s2idle_enter(), once or more (spurious SCI wakeups) */
+		if (start) {
+			if (!t->kicked) {
+				t->kicked = ts;
+				irqs_at_kick = irqs_served();
+			}
+			WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_NAPPING);
+		} else {
+			t->woken = ts;
+			nap_irqs = irqs_served() - irqs_at_kick;
+			WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_RESUMING);
+		}
+	} else if (start) {
+		return;
+	} else if (!strcmp(action, "sync_filesystems")) {
+		t->synced = ts;
+	} else if (!strcmp(action, "freeze_processes")) {
+		t->frozen = ts;
+	} else if (!strcmp(action, "dpm_suspend_noirq")) {
+		t->suspended = ts;
+	} else if (!strcmp(action, "dpm_complete")) {
+		t->resumed = ts;
+	}
 }
 
 /* Boolean parameters parsed as strictly as power/nosleep. */
@@ -119,7 +129,7 @@ static const struct kernel_param_ops strict_bool_ops = {
 
 /*
  * pseudosleep.deep_idle: let the cpuidle governor pick the CPUs' idle states
- * during a nap instead of the default halt.
+ * during a nap instead of the default halt.  Read at each s2idle_enter().
  */
 static bool deep_idle;
 module_param_cb(deep_idle, &strict_bool_ops, &deep_idle, 0644);
@@ -176,215 +186,114 @@ bool pseudosleep_hide_nap(void)
 EXPORT_SYMBOL_GPL(pseudosleep_hide_nap);
 
 /**
- * pseudosleep_cpu_deep_idle - should a napping CPU use the cpuidle governor
+ * pseudosleep_s2idle_state - how the CPUs idle during a nap
  *
- * Read by the idle loop only while a nap is in progress.  When true, the
- * CPU only counts its entry into the nap and then idles as usual.
+ * Called by s2idle_enter() for a nap instead of moving to
+ * S2IDLE_STATE_ENTER, whose idle states freeze the tick.
  *
- * Return: the value of the pseudosleep.deep_idle parameter.
+ * Return: S2IDLE_STATE_NAP_HALT, every CPU halts in the default idle
+ * routine (the seed's design), or S2IDLE_STATE_NAP with
+ * pseudosleep.deep_idle, the cpuidle governor picks the states as usual.
  */
-bool pseudosleep_cpu_deep_idle(void)
+enum s2idle_states pseudosleep_s2idle_state(void)
 {
-	return READ_ONCE(deep_idle);
-}
-
-/**
- * pseudosleep_valid - can a pseudo nap be entered now
- *
- * Only the "freezer" pm_test level applies: the others test firmware and
- * CPU offlining, which a nap does not use.
- *
- * Return: 0 or -EAGAIN.
- */
-int pseudosleep_valid(void)
-{
-#ifdef CONFIG_PM_DEBUG
-	if (pm_test_level != TEST_NONE && pm_test_level != TEST_FREEZER) {
-		pr_warn("only pm_test levels none and freezer apply to pseudo\n");
-		return -EAGAIN;
-	}
-#endif
-	return 0;
+	return READ_ONCE(deep_idle) ? S2IDLE_STATE_NAP : S2IDLE_STATE_NAP_HALT;
 }
 
 /**
  * pseudosleep_begin - a nap starts (enter_state(), before the sync)
- * @state: the state being entered; anything but pseudo is ignored
  *
  * From here on an armed IRQ (wake_on=task: its work for a user socket)
  * ends the nap, whatever phase it is in.
  */
-void pseudosleep_begin(suspend_state_t state)
+void pseudosleep_begin(void)
 {
-	if (state != PM_SUSPEND_PSEUDO)
-		return;
 	memset(&pseudosleep_times, 0, sizeof(pseudosleep_times));
 	pseudosleep_times.begin = now();
+	nap_irqs = 0;
 	pseudosleep_wake_reset();
-	atomic_set(&cpus_halted, 0);
-	atomic_long_set(&nap_wakeups, 0);
-	WRITE_ONCE(nap_gen, nap_gen + 1);
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_ENTERING);
 	smp_mb();	/* phase before any check of the armed IRQs' record */
 }
 
-/* enter_state(): filesystems synced, tasks are about to freeze. */
-void pseudosleep_synced(suspend_state_t state)
-{
-	if (state == PM_SUSPEND_PSEUDO)
-		pseudosleep_times.synced = now();
-}
-
-/*
- * Halt every CPU until an armed IRQ.  The phase is published before the
- * last look at the record of armed IRQs, and the IRQ side records before it
- * looks at the phase, so either this sees the IRQ or the IRQ sees the nap.
+/**
+ * pseudosleep_keep_devices - keep the nosleep devices running for a nap
+ * @console_kept: set when every console's device is kept: the console
+ *	then need not be suspended
+ *
+ * Called by suspend_devices_and_enter() for a nap, before the devices
+ * suspend.  An armed IRQ during the sync or the freeze ends the attempt
+ * here: the freezer cleared the PM core's record of it (pm_wakeup_clear()),
+ * the nap's own is still there.  Later ones are seen by pm_wakeup_pending()
+ * in the device phases and in s2idle_loop().
+ *
+ * Return: 0, -EBUSY after an armed IRQ, or the error of choosing the
+ * devices to keep (-EINVAL for an armed IRQ without a device).
  */
-static int pseudosleep_halt(void)
+int pseudosleep_keep_devices(bool *console_kept)
 {
-	int error = 0;
+	int error;
 
-	trace_suspend_resume(TPS("machine_suspend"), PM_SUSPEND_PSEUDO, true);
-	cpus_read_lock();
-	pseudosleep_times.kicked = now();
-	pseudosleep_timers_nap_start();
-	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_NAPPING);
-	smp_mb();	/* pairs with atomic_xchg() in pseudosleep_wake() */
-	if (pseudosleep_woken() || pm_wakeup_pending()) {
-		cmpxchg(&pseudosleep_phase, PSEUDOSLEEP_NAPPING,
-			PSEUDOSLEEP_RESUMING);
-		error = -EBUSY;
-	} else {
-		/* IPI every idle CPU so it leaves its HLT for the nap loop. */
-		wake_up_all_idle_cpus();
-		swait_event_idle_exclusive(pseudosleep_wait,
-					   pseudosleep_phase_is_not(PSEUDOSLEEP_NAPPING));
-	}
-	pseudosleep_times.woken = now();
-	/*
-	 * The waking IRQ only woke this task; take the other CPUs out of
-	 * their halt loop from here, as s2idle does, not from hard IRQ.  Also
-	 * after -EBUSY: a CPU that went idle while the phase said napping
-	 * may have halted with its timers deferred.
-	 */
-	wake_up_all_idle_cpus();
-	pseudosleep_timers_nap_end();
-	cpus_read_unlock();
-	trace_suspend_resume(TPS("machine_suspend"), PM_SUSPEND_PSEUDO, false);
-	return error;
+	if (pseudosleep_woken())
+		return -EBUSY;
+	error = pseudosleep_keep_mark();
+	if (error)
+		return error;
+	*console_kept = pseudosleep_keep_consoles();
+	return 0;
 }
 
 /**
- * pseudosleep_devices_and_enter - suspend_devices_and_enter() for pseudo
+ * pseudosleep_release_devices - the nap's devices have resumed
  *
- * The same device phases as a suspend to idle, with no platform callbacks
- * and the kept devices skipped.
- *
- * Return: 0 after a nap ended by an armed IRQ or a system wakeup event,
- * or a negative error code (-EBUSY when a wakeup arrived before the CPUs
- * halted).
+ * Called by suspend_devices_and_enter() after dpm_resume_end(), when
+ * pseudosleep_keep_devices() succeeded.
  */
-int pseudosleep_devices_and_enter(void)
+void pseudosleep_release_devices(void)
 {
-	bool consoles_up;
-	int error;
-
-	/* Only enter_state() starts a nap (not hibernation's suspend mode). */
-	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_ENTERING)
-		return -EINVAL;
-	WRITE_ONCE(pseudosleep_times.frozen, now());
-	/*
-	 * An armed IRQ (wake_on=task: its work) during the sync or the
-	 * freeze: the freezer cleared the PM core's record of it
-	 * (pm_wakeup_clear()), the nap's own is still there.  Give up before
-	 * any device suspends.  Later ones, and system wakeup events from now
-	 * on (pseudosleep_system_wakeup()), are seen by pm_wakeup_pending() in
-	 * the device phases and pseudosleep_halt().
-	 */
-	if (pseudosleep_woken()) {
-		pseudosleep_times.resumed = now();
-		return -EBUSY;
-	}
-	/*
-	 * To drivers a nap is a suspend to idle: no firmware is involved and
-	 * memory, links and the platform stay powered.  Drivers that compare
-	 * pm_suspend_target_state with PM_SUSPEND_TO_IDLE (virtio-mem, UFS,
-	 * xHCI, amdgpu, i915...) must not take it for S3.
-	 */
-	pm_suspend_target_state = PM_SUSPEND_TO_IDLE;
-	pm_set_suspend_no_platform();
-	error = pseudosleep_keep_mark();
-	if (error)
-		goto out;
-	pseudosleep_sci_wake_arm();
-
-	/*
-	 * suspend_console() stops printing because console drivers must not
-	 * touch suspended hardware; it costs a flush and an SRCU grace period
-	 * each way.  A nap keeps the devices of the consoles awake, so they
-	 * keep printing, unless some console's device could not be found.
-	 */
-	consoles_up = pseudosleep_keep_consoles();
-	if (!consoles_up)
-		suspend_console();
-	error = dpm_suspend_start(PMSG_SUSPEND);
-	if (error) {
-		pm_pr_dbg("some devices failed to suspend, or early wake event\n");
-		goto resume_devices;
-	}
-	error = dpm_suspend_end(PMSG_SUSPEND);
-	if (error)
-		goto resume_devices;
-	pseudosleep_times.suspended = now();
-
-	error = pseudosleep_halt();
-
-	dpm_resume_start(PMSG_RESUME);
-resume_devices:
-	if (!pseudosleep_times.woken)
-		pseudosleep_times.woken = now();
-	dpm_resume_end(PMSG_RESUME);
-	if (!consoles_up) {
-		trace_suspend_resume(TPS("resume_console"), PM_SUSPEND_PSEUDO,
-				     true);
-		resume_console();
-		trace_suspend_resume(TPS("resume_console"), PM_SUSPEND_PSEUDO,
-				     false);
-	}
-	pseudosleep_sci_wake_disarm();
 	pseudosleep_keep_unmark();
-out:
-	pseudosleep_times.resumed = now();
-	pm_suspend_target_state = PM_SUSPEND_ON;
-	return error;
 }
 
 /**
  * pseudosleep_end - the nap is over (enter_state(), tasks thawed)
- * @state: the state that was entered; anything but pseudo is ignored
  * @error: what enter_state() returns
+ *
+ * A nap counts as taken when the CPUs were sent into idle; an attempt that
+ * failed, or that a wakeup ended before that, counts as aborted, and a
+ * pm_test run as neither.
  */
-void pseudosleep_end(suspend_state_t state, int error)
+void pseudosleep_end(int error)
 {
-	if (state != PM_SUSPEND_PSEUDO)
-		return;
+	u64 irqs = nap_irqs;
+
 	pseudosleep_times.end = now();
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
-	if (error)
+#ifdef CONFIG_PM_DEBUG
+	/* A pm_test run stops before the CPUs idle: no nap, no abort. */
+	if (!error && pm_test_level != TEST_NONE)
+		return;
+#endif
+	if (error || !pseudosleep_times.kicked) {
 		pseudosleep_stats_abort();
-	else if (pseudosleep_times.kicked)	/* not a pm_test=freezer run */
-		pseudosleep_stats_nap(atomic_long_read(&nap_wakeups));
+		return;
+	}
+	if (!pseudosleep_times.irq)	/* ended by a wakeup not of ours */
+		pseudosleep_times.irq = pseudosleep_times.woken;
+	/* All but the interrupt that ended the nap. */
+	pseudosleep_stats_nap(irqs ? irqs - 1 : 0);
 }
 
 static int __init pseudosleep_init(void)
 {
 	int ret;
 
-	ret = pseudosleep_irq_init();
+	ret = register_trace_suspend_resume(pseudosleep_trace_phase, NULL);
+	if (!ret)
+		ret = pseudosleep_irq_init();
 	if (!ret)
 		ret = pseudosleep_stats_init();
 	if (ret)
-		pr_err("sysfs setup failed: %d\n", ret);
+		pr_err("setup failed: %d\n", ret);
 	return ret;
 }
 late_initcall(pseudosleep_init);

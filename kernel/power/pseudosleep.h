@@ -7,17 +7,19 @@
 #include <linux/pseudosleep.h>
 #include <linux/types.h>
 
-/* Timestamps of the current nap, ktime_get_mono_fast_ns(). */
+/*
+ * Timestamps of the current nap, ktime_get_mono_fast_ns(), from the
+ * suspend_resume trace events but for begin, irq and end.
+ */
 struct pseudosleep_times {
 	u64 begin;		/* enter_state() started */
 	u64 synced;		/* filesystems synced */
 	u64 frozen;		/* tasks frozen, device suspend starts */
 	u64 suspended;		/* devices suspended (through noirq) */
-	u64 kicked;		/* CPUs sent into the halt loop */
-	u64 all_halted;		/* the last online CPU entered the loop */
+	u64 kicked;		/* CPUs sent into idle (s2idle_enter()) */
 	u64 irq;		/* the armed IRQ arrived */
-	u64 woken;		/* the suspending task runs again */
-	u64 resumed;		/* devices resumed */
+	u64 woken;		/* s2idle_enter() returned */
+	u64 resumed;		/* devices resumed (dpm_complete()) */
 	u64 end;		/* tasks thawed, back to user space */
 };
 
@@ -31,11 +33,8 @@ int pseudosleep_arm(const unsigned long *bits, unsigned int nbits);
 int pseudosleep_copy_armed(unsigned long *bits, unsigned int nbits);
 void pseudosleep_wake_reset(void);
 bool pseudosleep_woken(void);
-void pseudosleep_sci_wake_arm(void);
-void pseudosleep_sci_wake_disarm(void);
 unsigned int pseudosleep_wake_irq(void);
 int pseudosleep_irq_init(void);
-extern struct swait_queue_head pseudosleep_wait;
 
 /* pseudosleep_task.c: wake on work (pseudosleep.wake_on=task) */
 bool pseudosleep_wake_on_task(void);
@@ -59,13 +58,5 @@ bool pseudosleep_skip_no_pm_work(void);
 void pseudosleep_stats_nap(unsigned long wakeups);
 void pseudosleep_stats_abort(void);
 int pseudosleep_stats_init(void);
-
-/* pseudosleep_timers.c */
-int pseudosleep_parse_defer_ms(const char *val, unsigned int *ms);
-ktime_t pseudosleep_defer_deadline(ktime_t now, ktime_t epoch, unsigned int ms);
-void pseudosleep_timers_nap_start(void);
-void pseudosleep_timers_defer(void);
-void pseudosleep_timers_restore(void);
-void pseudosleep_timers_nap_end(void);
 
 #endif /* _KERNEL_POWER_PSEUDOSLEEP_H */

@@ -15,7 +15,6 @@
 
 #define pr_fmt(fmt) "pseudosleep: " fmt
 
-#include <linux/acpi.h>
 #include <linux/bitmap.h>
 #include <linux/cpu.h>
 #include <linux/interrupt.h>
@@ -27,7 +26,6 @@
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/suspend.h>
-#include <linux/swait.h>
 #include <linux/sysfs.h>
 #include <linux/timekeeping.h>
 
@@ -43,7 +41,6 @@ DEFINE_STATIC_KEY_FALSE(pseudosleep_irq_key);
 static struct pseudosleep_irqs __rcu *pseudosleep_armed;
 static DEFINE_MUTEX(pseudosleep_armed_lock);
 
-DECLARE_SWAIT_QUEUE_HEAD(pseudosleep_wait);
 static struct wakeup_source *pseudosleep_ws;
 static atomic_t pseudosleep_woken_flag;
 static unsigned int pseudosleep_seen_irq;	/* last armed IRQ seen */
@@ -133,22 +130,10 @@ unsigned int pseudosleep_wake_irq(void)
 }
 
 /*
- * Wake the suspending task if the CPUs halt; it kicks the other CPUs out of
- * their halt loop.  Any context (hard IRQ under the irq_desc lock, hrtimer,
- * irq_work): only raw locks and O(1) work.
- */
-static void pseudosleep_end_halt(void)
-{
-	if (cmpxchg(&pseudosleep_phase, PSEUDOSLEEP_NAPPING,
-		    PSEUDOSLEEP_RESUMING) == PSEUDOSLEEP_NAPPING) {
-		swake_up_one(&pseudosleep_wait);
-	}
-}
-
-/*
  * End the nap on an armed IRQ: record the IRQ with the PM core
- * (pm_wakeup_irq, abort of a suspend still in progress), then wake the
- * halt.  Hard IRQ context under the irq_desc lock, or irq_work.
+ * (pm_wakeup_irq(), the abort of a suspend still in progress), which wakes
+ * s2idle_enter() through s2idle_wake() as any system wakeup does.  Hard
+ * IRQ context under the irq_desc lock, or irq_work.
  */
 static void pseudosleep_wake(unsigned int irq)
 {
@@ -156,70 +141,8 @@ static void pseudosleep_wake(unsigned int irq)
 		return;
 	pseudosleep_times.irq = ktime_get_mono_fast_ns();
 	WRITE_ONCE(pseudosleep_woken_irq, irq);
-	/* Calls pseudosleep_system_wakeup(), which finds the nap woken. */
 	pm_system_irq_wakeup(irq);
-	pseudosleep_end_halt();
 }
-
-/**
- * pseudosleep_system_wakeup - a system wakeup event ends the nap
- *
- * Called by s2idle_wake(), that is by pm_system_wakeup(): for an IRQ armed
- * with enable_irq_wake() that fires while device IRQs are suspended
- * (irq_pm_check_wakeup()), the ACPI SCI among them during a nap, for an
- * alarm timer coming due, and for pm_wakeup_hard_event().  What ends a
- * suspend to idle ends a nap too.  As in a suspend, events before the
- * tasks are frozen are dropped (the freezer clears the PM core's record
- * of them); later ones that come before the halt are also seen by
- * pm_wakeup_pending() in the device phases.  The IRQ that genirq disabled
- * is enabled again, and its interrupt replayed, by resume_device_irqs() as
- * after any suspend.
- *
- * Context: any; raw locks only.
- */
-void pseudosleep_system_wakeup(void)
-{
-	if (!pseudosleep_in_progress() || !READ_ONCE(pseudosleep_times.frozen) ||
-	    atomic_xchg(&pseudosleep_woken_flag, 1))
-		return;
-	pseudosleep_times.irq = ktime_get_mono_fast_ns();
-	WRITE_ONCE(pseudosleep_woken_irq, pm_wakeup_irq());
-	pseudosleep_end_halt();
-}
-
-#ifdef CONFIG_ACPI
-/*
- * The ACPI SCI carries the power button, lid, thermal and embedded
- * controller events.  A suspend to idle arms it for wakeup in the platform
- * hooks a nap does not call; a nap arms it the same way, so that such an
- * event ends the nap and is then handled as usual instead of waiting,
- * suspended, for the next request.
- */
-static bool sci_wake_armed;
-
-void pseudosleep_sci_wake_arm(void)
-{
-	int ret;
-
-	if (!acpi_sci_irq_valid())
-		return;
-	ret = enable_irq_wake(acpi_sci_irq);
-	if (ret)
-		pr_warn_once("cannot arm the ACPI SCI for wakeup: %d\n", ret);
-	else
-		sci_wake_armed = true;
-}
-
-void pseudosleep_sci_wake_disarm(void)
-{
-	if (sci_wake_armed)
-		disable_irq_wake(acpi_sci_irq);
-	sci_wake_armed = false;
-}
-#else
-void pseudosleep_sci_wake_arm(void) { }
-void pseudosleep_sci_wake_disarm(void) { }
-#endif
 
 /*
  * The wakeup event for the wakeup_count handshake is reported from irq_work:
@@ -229,7 +152,7 @@ void pseudosleep_sci_wake_disarm(void) { }
  */
 static void pseudosleep_event_fn(struct irq_work *work)
 {
-	if (READ_ONCE(mem_sleep_current) == PM_SUSPEND_PSEUDO)
+	if (READ_ONCE(mem_sleep_pseudo))
 		pm_wakeup_ws_event(pseudosleep_ws, 0, false);
 	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_IDLE &&
 	    pm_wakeup_pending())
@@ -264,7 +187,7 @@ void pseudosleep_count_read_begin(void)
  */
 void pseudosleep_count_read_end(void)
 {
-	if (READ_ONCE(mem_sleep_current) != PM_SUSPEND_PSEUDO) {
+	if (!READ_ONCE(mem_sleep_pseudo)) {
 		WRITE_ONCE(pseudosleep_report_armed, 0);
 		return;
 	}

@@ -41,7 +41,10 @@ static u64 span(u64 from, u64 to)
 	return from && to > from ? to - from : 0;
 }
 
-/* Called by the suspending task after a nap ended by an armed IRQ. */
+/*
+ * Called by the suspending task after a nap, with the interrupts served
+ * during it that did not end it.
+ */
 void pseudosleep_stats_nap(unsigned long wakeups)
 {
 	const struct pseudosleep_times *t = &pseudosleep_times;
@@ -57,7 +60,7 @@ void pseudosleep_stats_nap(unsigned long wakeups)
 	stats.entry_sync_ns = span(t->begin, t->synced);
 	stats.entry_freeze_ns = span(t->synced, t->frozen);
 	stats.entry_suspend_devices_ns = span(t->frozen, t->suspended);
-	stats.entry_cpu_halt_ns = span(t->kicked, t->all_halted);
+	stats.entry_cpu_halt_ns = span(t->suspended, t->kicked);
 	stats.exit_cpu_wake_ns = span(t->irq, t->woken);
 	stats.exit_resume_devices_ns = span(t->woken, t->resumed);
 	stats.exit_thaw_ns = span(t->resumed, t->end);

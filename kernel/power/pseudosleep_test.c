@@ -150,11 +150,10 @@ static void arm_and_record(struct kunit *test)
 	pseudosleep_wake_reset();
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_NAPPING);
 	note_irq(6);
-	KUNIT_EXPECT_EQ(test, READ_ONCE(pseudosleep_phase),
-			PSEUDOSLEEP_NAPPING);
+	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
 	note_irq(5);
-	KUNIT_EXPECT_EQ(test, READ_ONCE(pseudosleep_phase),
-			PSEUDOSLEEP_RESUMING);
+	note_irq(7);
+	KUNIT_EXPECT_TRUE(test, pseudosleep_woken());
 	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), 5u);
 
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
@@ -174,13 +173,6 @@ static void arm_and_record(struct kunit *test)
  * or before any armed IRQ since the count was read it does not.  The
  * sockets are zeroed struct sock: only sk_kern_sock is read.
  */
-static bool napping_after(int ms)
-{
-	while (ms-- > 0 && READ_ONCE(pseudosleep_phase) == PSEUDOSLEEP_NAPPING)
-		usleep_range(1000, 2000);
-	return READ_ONCE(pseudosleep_phase) == PSEUDOSLEEP_NAPPING;
-}
-
 static bool woken_after(int ms)
 {
 	while (ms-- > 0 && !pseudosleep_woken())
@@ -193,7 +185,7 @@ static void wake_on_task(struct kunit *test)
 	DECLARE_BITMAP(bits, NBITS);
 	DECLARE_BITMAP(saved, NBITS);
 	struct sock *user, *kern, *local;
-	suspend_state_t saved_mem_sleep;
+	bool saved_pseudo;
 	unsigned long events;
 
 	user = kunit_kzalloc(test, sizeof(*user), GFP_KERNEL);
@@ -219,25 +211,23 @@ static void wake_on_task(struct kunit *test)
 	pseudosleep_wake_reset();
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_NAPPING);
 	pseudosleep_sock_readable(user);
-	KUNIT_EXPECT_TRUE(test, napping_after(20));
+	KUNIT_EXPECT_FALSE(test, woken_after(20));
 
 	/* The armed IRQ is served, the CPUs halt again. */
 	note_irq(5);
 	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
 	KUNIT_EXPECT_EQ(test, pseudosleep_task_armed_irqs(), 1u);
-	KUNIT_EXPECT_TRUE(test, napping_after(20));
+	KUNIT_EXPECT_FALSE(test, woken_after(20));
 
 	/* Neither a kernel socket's data nor a unix socket's is a request. */
 	pseudosleep_sock_readable(kern);
-	KUNIT_EXPECT_TRUE(test, napping_after(20));
+	KUNIT_EXPECT_FALSE(test, woken_after(20));
 	pseudosleep_sock_readable(local);
-	KUNIT_EXPECT_TRUE(test, napping_after(20));
+	KUNIT_EXPECT_FALSE(test, woken_after(20));
 
 	/* A user socket's ends the nap, with the armed IRQ as its cause. */
 	pseudosleep_sock_readable(user);
-	KUNIT_EXPECT_FALSE(test, napping_after(1000));
-	KUNIT_EXPECT_EQ(test, READ_ONCE(pseudosleep_phase),
-			PSEUDOSLEEP_RESUMING);
+	KUNIT_EXPECT_TRUE(test, woken_after(1000));
 	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), 5u);
 
 	/*
@@ -265,8 +255,8 @@ static void wake_on_task(struct kunit *test)
 	 */
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
 	pseudosleep_wake_reset();
-	saved_mem_sleep = mem_sleep_current;
-	mem_sleep_current = PM_SUSPEND_PSEUDO;
+	saved_pseudo = mem_sleep_pseudo;
+	WRITE_ONCE(mem_sleep_pseudo, true);
 	pseudosleep_count_read_begin();
 	pseudosleep_count_read_end();
 	events = pseudosleep_ws_events();
@@ -289,7 +279,7 @@ static void wake_on_task(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pseudosleep_ws_events(), events + 1);
 	pseudosleep_count_read_end();
 	KUNIT_EXPECT_EQ(test, pseudosleep_ws_events(), events + 2);
-	mem_sleep_current = saved_mem_sleep;
+	WRITE_ONCE(mem_sleep_pseudo, saved_pseudo);
 	pseudosleep_count_read_begin();
 	pseudosleep_count_read_end();
 
@@ -309,6 +299,7 @@ static void woken_during_entry(struct kunit *test)
 	DECLARE_BITMAP(bits, NBITS);
 	DECLARE_BITMAP(saved, NBITS);
 	unsigned int flags;
+	bool console_kept = false;
 
 	pseudosleep_copy_armed(saved, NBITS);
 	bitmap_zero(bits, NBITS);
@@ -316,13 +307,13 @@ static void woken_during_entry(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, pseudosleep_arm(bits, NBITS), 0);
 
 	flags = lock_system_sleep();
-	pseudosleep_begin(PM_SUSPEND_PSEUDO);
+	pseudosleep_begin();
 	note_irq(5);
-	KUNIT_EXPECT_EQ(test, pseudosleep_devices_and_enter(), -EBUSY);
+	KUNIT_EXPECT_EQ(test, pseudosleep_keep_devices(&console_kept), -EBUSY);
 	/* No device phase ran, no CPU was kicked. */
 	KUNIT_EXPECT_EQ(test, pseudosleep_times.suspended, 0);
 	KUNIT_EXPECT_EQ(test, pseudosleep_times.kicked, 0);
-	KUNIT_EXPECT_EQ(test, pm_suspend_target_state, PM_SUSPEND_ON);
+	KUNIT_EXPECT_FALSE(test, console_kept);
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
 	pseudosleep_wake_reset();
 	unlock_system_sleep(flags);
@@ -331,64 +322,24 @@ static void woken_during_entry(struct kunit *test)
 }
 
 /*
- * Tables indexed by suspend_state_t cover every state up to
- * PM_SUSPEND_MAX, which pseudo moved up by one: test_suspend= walks
- * pm_labels[] to PM_SUSPEND_MAX.
+ * Pseudo is a flavour of suspend to idle, not a system sleep state of its
+ * own: no table indexed by suspend_state_t names it, and a nap's CPUs idle
+ * in an s2idle state that keeps the tick.
  */
-static void state_tables(struct kunit *test)
+static void no_state_of_its_own(struct kunit *test)
 {
 	suspend_state_t state;
 
-	KUNIT_EXPECT_EQ(test, ARRAY_SIZE(pm_labels), (size_t)PM_SUSPEND_MAX);
-	KUNIT_EXPECT_EQ(test, ARRAY_SIZE(pm_states), (size_t)PM_SUSPEND_MAX);
-	KUNIT_EXPECT_EQ(test, ARRAY_SIZE(mem_sleep_states),
-			(size_t)PM_SUSPEND_MAX);
-	for (state = PM_SUSPEND_MIN; state < PM_SUSPEND_MAX; state++)
+	KUNIT_EXPECT_EQ(test, PM_SUSPEND_MAX, (suspend_state_t)4);
+	for (state = PM_SUSPEND_MIN; state < PM_SUSPEND_MAX; state++) {
 		if (pm_states[state])
-			KUNIT_EXPECT_STREQ(test, pm_states[state],
-					   pm_labels[state]);
-	/* Only mem_sleep offers pseudo; /sys/power/state does not. */
-	KUNIT_EXPECT_NULL(test, pm_labels[PM_SUSPEND_PSEUDO]);
-	KUNIT_EXPECT_STREQ(test, mem_sleep_states[PM_SUSPEND_PSEUDO],
-			   "pseudo");
-}
-
-/* pseudosleep.timer_defer_ms: decimal 0-5000, nothing else. */
-static void parse_defer_ms(struct kunit *test)
-{
-	static const char * const bad[] = { "", "-1", "4s", "0x10", " 5", "1.5", "on" };
-	unsigned int ms = 77;
-	size_t i;
-
-	KUNIT_EXPECT_EQ(test, pseudosleep_parse_defer_ms("0", &ms), 0);
-	KUNIT_EXPECT_EQ(test, ms, 0U);
-	KUNIT_EXPECT_EQ(test, pseudosleep_parse_defer_ms("5000\n", &ms), 0);
-	KUNIT_EXPECT_EQ(test, ms, 5000U);
-	KUNIT_EXPECT_EQ(test, pseudosleep_parse_defer_ms("5001", &ms), -ERANGE);
-	KUNIT_EXPECT_EQ(test, pseudosleep_parse_defer_ms("99999999999", &ms), -ERANGE);
-	for (i = 0; i < ARRAY_SIZE(bad); i++)
-		KUNIT_EXPECT_EQ_MSG(test, pseudosleep_parse_defer_ms(bad[i], &ms),
-				    -EINVAL, "\"%s\"", bad[i]);
-	KUNIT_EXPECT_EQ(test, ms, 5000U);
-}
-
-/* Deadlines are the multiples of the period after the epoch, shared by all CPUs. */
-static void defer_deadline(struct kunit *test)
-{
-	ktime_t e = ms_to_ktime(1000);
-
-	KUNIT_EXPECT_EQ(test, pseudosleep_defer_deadline(e, e, 4000), ms_to_ktime(5000));
-	KUNIT_EXPECT_EQ(test, pseudosleep_defer_deadline(ms_to_ktime(4999), e, 4000),
-			ms_to_ktime(5000));
-	/* A deadline that has come starts the next period. */
-	KUNIT_EXPECT_EQ(test, pseudosleep_defer_deadline(ms_to_ktime(5000), e, 4000),
-			ms_to_ktime(9000));
-	KUNIT_EXPECT_EQ(test, pseudosleep_defer_deadline(ms_to_ktime(123456), e, 4000),
-			ms_to_ktime(125000));
-	/* Before the epoch (a CPU that read an old clock): the first period. */
-	KUNIT_EXPECT_EQ(test, pseudosleep_defer_deadline(ms_to_ktime(10), e, 4000),
-			ms_to_ktime(5000));
-	KUNIT_EXPECT_EQ(test, pseudosleep_defer_deadline(e, e, 1), ms_to_ktime(1001));
+			KUNIT_EXPECT_STRNEQ(test, pm_states[state], "pseudo");
+		if (mem_sleep_states[state])
+			KUNIT_EXPECT_STRNEQ(test, mem_sleep_states[state],
+					    "pseudo");
+	}
+	KUNIT_EXPECT_NE(test, pseudosleep_s2idle_state(), S2IDLE_STATE_ENTER);
+	KUNIT_EXPECT_FALSE(test, pm_suspend_pseudo());
 }
 
 static void set_nosleep(struct device *dev, bool val)
@@ -654,12 +605,10 @@ static struct kunit_case pseudosleep_test_cases[] = {
 	KUNIT_CASE(parse_irqs_good),
 	KUNIT_CASE(parse_irqs_bad),
 	KUNIT_CASE(parse_bool),
-	KUNIT_CASE(parse_defer_ms),
-	KUNIT_CASE(defer_deadline),
 	KUNIT_CASE(arm_and_record),
 	KUNIT_CASE(woken_during_entry),
 	KUNIT_CASE(wake_on_task),
-	KUNIT_CASE(state_tables),
+	KUNIT_CASE(no_state_of_its_own),
 	KUNIT_CASE(keep_follows_device_links),
 	KUNIT_CASE(skip_devices_without_pm_work),
 	KUNIT_CASE(keep_follows_irq_domains),

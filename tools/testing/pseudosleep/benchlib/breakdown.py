@@ -11,15 +11,15 @@ IPIs, timers and work items of the CPUs.
   nic    armed on the NIC's receive IRQs, ended by an HTTP request from
          the host: the entry and exit phases of a real wake
 
-Then, untraced (guest/quiet-nap.sh), quiet naps of the same window with
-the halted CPUs' timers deferred (pseudosleep.timer_defer_ms=4000, the
-default) and not (0), alternating: the CPUs' wakeups per second while
-halted, and every interrupt of the nap, entry and exit included.
+Then, untraced (guest/quiet-nap.sh), a quiet nap of the same window and
+the same window awake and idle, alternating: the interrupts the CPUs
+serve per second in each.  A nap keeps every timer on time; it is quiet
+only by legitimate means (frozen tasks, suspended devices, NOHZ idle).
 
 Then, in a second guest booted with rcu_nocbs=all (RCU callbacks
 offloaded to kthreads, configs/rcu-nocb.config), the same untraced quiet
-naps with the timers deferred: a CPU with callbacks queued need not keep
-its tick for them through the nap.
+naps and awake windows: a CPU with callbacks queued need not keep its
+tick for them.
 
 Then, in a guest run with QEMU's -icount (ICOUNT below: guest time is
 counted in executed instructions, and a sleep takes the virtual time it
@@ -42,8 +42,7 @@ Writes breakdown_phases.csv (run, nap, phase, ms), breakdown_devices.csv
 (the callbacks each device ran, per phase), quiet_nap.csv (each source of
 interrupts and timers during the quiet nap, per second) and
 breakdown.png (entry and exit of the NIC-woken nap, stacked by phase),
-quiet_defer.csv (run, defer_ms, rcu_nocbs, nap_s, wakeups, per_s,
-irqs).
+quiet_defer.csv (run, mode, rcu_nocbs, secs, irqs, per_s, wakeups).
 """
 
 import re
@@ -61,12 +60,12 @@ ENTRY = ("sync_filesystems", "freeze_processes", "dpm_prepare", "dpm_suspend",
          "dpm_suspend_late", "dpm_suspend_noirq")
 EXIT = ("dpm_resume_noirq", "dpm_resume_early", "dpm_resume", "dpm_complete",
         "resume_console", "thaw_processes")
-QUIET_LINE = re.compile(r"^QUIET (\w+) defer_ms=(\d+) nap_ns=(\d+) "
-                        r"wakeups=(\d+) irqs=(\d+)")
-DEFER_MS = (4000, 0)
+QUIET_LINE = re.compile(r"^QUIET (\w+) mode=(\w+) secs=([\d.]+) irqs=(\d+)"
+                        r"(?: nap_ns=\d+ wakeups=(\d+))?")
+QUIET_KINDS = ("nap", "awake")
 QUIET_PAIRS = 2
-# The quiet-nap modes of the report: (timer_defer_ms, rcu_nocbs=).
-QUIET_MODES = ((4000, ""), (0, ""), (4000, "all"))
+# The quiet modes of the report: (nap or awake, rcu_nocbs=).
+QUIET_MODES = (("nap", ""), ("awake", ""), ("nap", "all"), ("awake", "all"))
 INTERRUPTS = ("irq_handler_entry", "local_timer_entry", "reschedule_entry",
               "call_function_entry", "call_function_single_entry")
 
@@ -115,8 +114,8 @@ SETTLE_S = 60
 
 
 def guest_script(window, settle):
-    quiet = "".join("/usr/share/pseudosleep/quiet-nap.sh %g %d\n" % (window, d)
-                    for _ in range(QUIET_PAIRS) for d in DEFER_MS)
+    quiet = "".join("/usr/share/pseudosleep/quiet-nap.sh %g %s\n" % (window, k)
+                    for _ in range(QUIET_PAIRS) for k in QUIET_KINDS)
     return r"""
 /usr/share/pseudosleep/nap-trace.sh rtc %g
 echo QUIET-DONE
@@ -130,18 +129,20 @@ exec sleep 1000000
 
 def quiet_wait(window):
     """How long a guest's untraced quiet naps may take, at most."""
-    return len(DEFER_MS) * QUIET_PAIRS * (window + 60)
+    return len(QUIET_KINDS) * QUIET_PAIRS * (window + 60)
 
 
 def nocb_script(window, settle):
-    """The quiet naps of a guest booted with rcu_nocbs=all, deferred."""
-    quiet = "/usr/share/pseudosleep/quiet-nap.sh %g 4000\n" % window
+    """The quiet naps and awake windows of a guest booted with
+    rcu_nocbs=all."""
+    quiet = "".join("/usr/share/pseudosleep/quiet-nap.sh %g %s\n" % (window, k)
+                    for k in QUIET_KINDS)
     return r"""
 dmesg | grep -q 'Offload RCU callbacks' || echo "NOCB-MISSING"
 while [ "$(cut -d. -f1 /proc/uptime)" -lt %d ]; do sleep 1; done
 %secho DONE
 exec sleep 1000000
-""" % (settle, quiet * QUIET_PAIRS * len(DEFER_MS))
+""" % (settle, quiet * QUIET_PAIRS)
 
 
 def quiet_rows(lines, run, nocbs):
@@ -151,13 +152,13 @@ def quiet_rows(lines, run, nocbs):
         m = QUIET_LINE.match(line)
         if not m or m.group(1) != "ok":
             continue
-        secs = int(m.group(3)) / 1e9
-        out.append({"run": run, "defer_ms": int(m.group(2)),
-                    "rcu_nocbs": nocbs, "nap_s": round(secs, 3),
-                    "wakeups": int(m.group(4)),
+        secs = float(m.group(3))
+        out.append({"run": run, "mode": m.group(2),
+                    "rcu_nocbs": nocbs, "secs": round(secs, 3),
+                    "irqs": int(m.group(4)),
                     "per_s": round(int(m.group(4)) / secs, 3)
                     if secs else None,
-                    "irqs": int(m.group(5))})
+                    "wakeups": int(m.group(5)) if m.group(5) else ""})
     return out
 
 
@@ -405,12 +406,12 @@ def run(ctx):
                 ["run", "kind", "source", "count", "nap_s", "per_s"])
     defer_rows = [q for r in runs for q in r.pop("quiet", [])]
     C.write_csv(ctx.path("quiet_defer.csv"), defer_rows,
-                ["run", "defer_ms", "rcu_nocbs", "nap_s", "wakeups", "per_s",
-                 "irqs"])
+                ["run", "mode", "rcu_nocbs", "secs", "irqs", "per_s",
+                 "wakeups"])
     for d, nocbs in QUIET_MODES:
         w = defer_summary(defer_rows, d, "per_s", nocbs)
-        C.say("  quiet nap, timer_defer_ms=%d%s: %s CPU wakeups/s "
-              "(median of %d naps, %s..%s)" % (
+        C.say("  quiet, %s%s: %s interrupts/s "
+              "(median of %d windows, %s..%s)" % (
                   d, ", rcu_nocbs=" + nocbs if nocbs else "",
                   C.fmt(w["median"]), w["n"], C.fmt(w["min"]),
                   C.fmt(w["max"])))
@@ -478,10 +479,11 @@ def device_summary(res, nap="nic", top=12):
     return sorted(rows, key=lambda x: -x[3])[:top], len(per)
 
 
-def defer_summary(rows, defer_ms, key, nocbs=""):
-    """C.summary() of `key` over the quiet naps with this timer_defer_ms
-    and rcu_nocbs= (rows of runs before that mode have none)."""
-    return C.summary([q[key] for q in rows if q["defer_ms"] == defer_ms and
+def defer_summary(rows, mode, key, nocbs=""):
+    """C.summary() of `key` over the quiet windows of this mode (nap or
+    awake) and rcu_nocbs= (rows of earlier runs, with timer_defer_ms
+    instead of a mode, have none)."""
+    return C.summary([q[key] for q in rows if q.get("mode") == mode and
                       q.get("rcu_nocbs", "") == nocbs])
 
 
@@ -654,17 +656,18 @@ def report_md(res, figs, fig_md):
     out.extend(napprofile.report_md(res.get("profile") or {}))
     defer = res.get("defer") or []
     if defer:
-        out.append("### A quiet nap, timers deferred or not\n")
-        out.append("Untraced naps of %g s armed on the RTC only, no traffic "
-                   "(guest/quiet-nap.sh), %s, alternating "
-                   "`pseudosleep.timer_defer_ms`. Wakeups: the halted CPUs' "
-                   "wakeups during the nap (`spurious_wakeups`), per second "
-                   "of the nap; target of issue 13: at most 1. Interrupts: "
-                   "every count of /proc/interrupts over the whole `echo "
-                   "mem`, entry and exit included. The rcu_nocbs=all rows "
-                   "come from a second guest booted with that parameter "
-                   "(RCU callbacks run by kthreads, so a CPU with callbacks "
-                   "queued need not keep its tick for them).\n" % (
+        out.append("### A quiet nap against the same time awake\n")
+        out.append("Untraced windows of %g s with no traffic "
+                   "(guest/quiet-nap.sh), %s, alternating a nap armed on "
+                   "the RTC only with the same time awake and idle. "
+                   "Interrupts: every interrupt the CPUs served "
+                   "(/proc/stat `intr`: device IRQs, local timer, IPIs), "
+                   "per second of the window; a nap's window includes its "
+                   "entry and exit. Timers run on time in both. The "
+                   "rcu_nocbs=all rows come from a second guest booted "
+                   "with that parameter (RCU callbacks run by kthreads, so "
+                   "a CPU with callbacks queued need not keep its tick "
+                   "for them).\n" % (
                        res["window"],
                        "from %s s of uptime on, once boot-time timers have "
                        "settled" % res["settle_s"] if res.get("settle_s")
@@ -675,13 +678,12 @@ def report_md(res, figs, fig_md):
             i = defer_summary(defer, d, "irqs", nocbs)
             if not w["n"]:
                 continue
-            trows.append("| %d%s | %s | %d | %s [%s..%s] | %s |" % (
-                d, " (default)" if d == 4000 else " (off)",
-                nocbs or "-", w["n"],
+            trows.append("| %s | %s | %d | %s [%s..%s] | %s |" % (
+                d, nocbs or "-", w["n"],
                 C.fmt(w["median"]), C.fmt(w["min"]), C.fmt(w["max"]),
                 C.fmt(i["median"])))
-        out.append("| timer_defer_ms | rcu_nocbs | naps | CPU wakeups/s, "
-                   "median [min..max] | interrupts per nap, median |\n"
+        out.append("| quiet | rcu_nocbs | windows | interrupts/s, "
+                   "median [min..max] | interrupts per window, median |\n"
                    "|---|---|---|---|---|\n" +
                    "\n".join(trows) + "\n")
     rows, total = quiet_summary(res)
@@ -689,7 +691,7 @@ def report_md(res, figs, fig_md):
         out.append("### What fires during a quiet nap\n")
         out.append("A %g s nap armed on the RTC only, no traffic, traced "
                    "(the tracing itself slows the CPUs under TCG), timers "
-                   "deferred: %s interrupts per second on all CPUs. "
+                   "on time: %s interrupts per second on all CPUs. "
                    "Interrupts, then the timers and work items they ran (per "
                    "second, median of runs):\n"
                    % (res["window"], C.fmt(total, 1)))

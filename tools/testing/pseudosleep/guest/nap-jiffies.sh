@@ -6,7 +6,9 @@
 # carrying the jiffies its handler saw, so the host sees how far behind
 # jiffies were.  (Two buffers on two clocks cannot be switched on and off at
 # the same instant, so an interrupt at either end lands in only one of them.)
-# The trace goes to /mnt/add/irq-jiffies.txt.
+# The same buffer holds hrtimer_start and hrtimer_expire_entry, so the host
+# also sees how late each hrtimer ran during the naps (a nap leaves every
+# timer on time).  The trace goes to /mnt/add/irq-jiffies.txt.
 set -e
 T=/sys/kernel/tracing
 /usr/share/pseudosleep/nap-setup.sh rtc > /dev/null
@@ -17,6 +19,8 @@ echo mono > $T/trace_clock
 echo 2048 > $T/buffer_size_kb
 echo > $T/trace
 echo 1 > $T/events/nap_test/irq_jiffies/enable
+echo 1 > $T/events/timer/hrtimer_start/enable
+echo 1 > $T/events/timer/hrtimer_expire_entry/enable
 echo "JIFFIES-READY"
 i=0
 while [ $i -lt "$1" ]; do
@@ -29,6 +33,7 @@ while [ $i -lt "$1" ]; do
 		"spurious=$(cat /sys/power/pseudosleep/spurious_wakeups)"
 done
 echo 0 > $T/events/nap_test/irq_jiffies/enable
+echo 0 > $T/events/timer/enable
 cat $T/trace > /mnt/add/irq-jiffies.txt
 echo '-:nap_test/irq_jiffies' >> $T/dynamic_events
 echo "JIFFIES-DONE"

@@ -3,7 +3,8 @@
 # napd-run.sh [NAPD ARGS...]: serve HTTP, run napd until the host creates
 # /mnt/add/stop, then SIGTERM it and check that it put back every setting
 # it changed.  Prints NAPD-STARTED, NAPD-EXIT n, napd's output and
-# RESTORED yes|no.
+# RESTORED yes|no.  NAPD_NAPI_DEFER and NAPD_GRO_FLUSH_NS set eth0's
+# napi_defer_hard_irqs and gro_flush_timeout first.
 httpd -p 80 -h /www
 nic=/sys/class/net/eth0/device/power/nosleep
 snap() {
@@ -15,6 +16,13 @@ echo "BEFORE $before"
 if [ -n "$NAPD_WAIT_GO" ]; then
 	echo AWAKE-READY
 	while [ ! -e /mnt/add/go ]; do sleep 0.05; done
+fi
+# NAPI deferral as servers tune it (NAPD_NAPI_DEFER, NAPD_GRO_FLUSH_NS).
+if [ -n "$NAPD_NAPI_DEFER" ]; then
+	echo "$NAPD_NAPI_DEFER" > /sys/class/net/eth0/napi_defer_hard_irqs
+	echo "$NAPD_GRO_FLUSH_NS" > /sys/class/net/eth0/gro_flush_timeout
+	echo "NAPI $(cat /sys/class/net/eth0/napi_defer_hard_irqs)" \
+		"$(cat /sys/class/net/eth0/gro_flush_timeout)"
 fi
 napd --port 80 --wake-dev eth0 "$@" > /tmp/napd.out 2>&1 &
 pid=$!

@@ -1,32 +1,44 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# quiet-nap.sh SECONDS DEFER_MS: one nap armed on the RTC only and ended by
-# its alarm after SECONDS, with pseudosleep.timer_defer_ms=DEFER_MS, and no
-# tracing.  Prints "QUIET defer_ms=N nap_ns=N wakeups=N irqs=N", where
-# wakeups are the halted CPUs' wakeups during the nap (spurious_wakeups)
-# and irqs every interrupt counted in /proc/interrupts over the whole
-# "echo mem", entry and exit included.
+# quiet-nap.sh SECONDS MODE: SECONDS of quiet with no tracing, either as a
+# nap armed on the RTC only and ended by its alarm (MODE nap), or awake
+# and idle in a sleep (MODE awake), for comparing the two side by side.
+# Prints "QUIET ok mode=MODE secs=S irqs=N", where irqs counts every
+# interrupt the CPUs served (/proc/stat "intr": device IRQs and the
+# local timer, IPIs and the other architecture interrupts) over the
+# SECONDS, and for a nap "nap_ns=N wakeups=N" from /sys/power/pseudosleep
+# (the interrupts served during the nap that did not end it).
 set -e
 secs=$1
-defer=$2
+mode=$2
 s=/sys/power/pseudosleep
-p=/sys/module/pseudosleep/parameters/timer_defer_ms
+case "$mode" in
+nap|awake) ;;
+*) echo "usage: quiet-nap.sh SECONDS nap|awake" >&2; exit 2 ;;
+esac
 /usr/share/pseudosleep/nap-setup.sh rtc > /dev/null
 # No trace event left on by nap-trace.sh.
 echo 0 > /sys/kernel/tracing/events/enable 2>/dev/null || true
-# Sum of every row of /proc/interrupts (all CPUs' columns).
 irqs() {
-	awk 'NR > 1 { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) n += $i }
-	     END { print n }' /proc/interrupts
+	awk '$1 == "intr" { print $2 }' /proc/stat
 }
-saved=$(cat $p)
-echo "$defer" > $p
-echo 0 > /sys/class/rtc/rtc0/wakealarm
-echo "+$secs" > /sys/class/rtc/rtc0/wakealarm
-i0=$(irqs)
+up() {
+	cut -d' ' -f1 /proc/uptime
+}
 r=ok
-echo mem > /sys/power/state || r=aborted
+t0=$(up)
+i0=$(irqs)
+if [ "$mode" = nap ]; then
+	echo 0 > /sys/class/rtc/rtc0/wakealarm
+	echo "+$secs" > /sys/class/rtc/rtc0/wakealarm
+	echo mem > /sys/power/state || r=aborted
+else
+	sleep "$secs"
+fi
 i1=$(irqs)
-echo "$saved" > $p
-echo "QUIET $r defer_ms=$defer nap_ns=$(cat $s/last_nap_ns)" \
-	"wakeups=$(cat $s/spurious_wakeups) irqs=$((i1 - i0))"
+t1=$(up)
+extra=""
+[ "$mode" = nap ] &&
+	extra=" nap_ns=$(cat $s/last_nap_ns) wakeups=$(cat $s/spurious_wakeups)"
+echo "QUIET $r mode=$mode secs=$(echo "$t0 $t1" | awk '{ print $2 - $1 }')" \
+	"irqs=$((i1 - i0))$extra"

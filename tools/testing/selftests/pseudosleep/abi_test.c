@@ -288,32 +288,6 @@ TEST(report_buttons_param)
 			 ARRAY_SIZE(bad));
 }
 
-TEST(timer_defer_ms_param)
-{
-	static const char * const bad[] = {
-		"-1", "4s", "0x10", " 5", "1.5", "on", "4000 1", "\n",
-	};
-	static const char * const big[] = { "5001", "4294967296", "99999999999999" };
-	char saved[16], got[16];
-	struct stat st;
-
-	if (!ps_have_pseudosleep())
-		SKIP(return, "kernel without CONFIG_PM_PSEUDOSLEEP");
-	ASSERT_EQ(0, stat(TIMER_DEFER, &st));
-	EXPECT_EQ(0644, st.st_mode & 07777);
-	ASSERT_LT(0, ps_read(TIMER_DEFER, saved, sizeof(saved)));
-	ASSERT_EQ(0, ps_write(TIMER_DEFER, "0100\n"));
-	ASSERT_LT(0, ps_read(TIMER_DEFER, got, sizeof(got)));
-	EXPECT_STREQ("100", got);
-	expect_each_rejected(_metadata, TIMER_DEFER, bad, ARRAY_SIZE(bad), -EINVAL, "100");
-	expect_each_rejected(_metadata, TIMER_DEFER, big, ARRAY_SIZE(big), -ERANGE, "100");
-	ASSERT_EQ(0, ps_write(TIMER_DEFER, "5000"));
-	ASSERT_EQ(0, ps_write(TIMER_DEFER, "0"));
-	ASSERT_LT(0, ps_read(TIMER_DEFER, got, sizeof(got)));
-	EXPECT_STREQ("0", got);
-	ASSERT_EQ(0, ps_write(TIMER_DEFER, saved));
-}
-
 TEST(mem_sleep_pseudo)
 {
 	char saved[128], got[128], *cur, *end;
@@ -325,10 +299,17 @@ TEST(mem_sleep_pseudo)
 	ASSERT_EQ(0, ps_write(MEM_SLEEP, "pseudo"));
 	ASSERT_LT(0, ps_read(MEM_SLEEP, got, sizeof(got)));
 	EXPECT_NE(NULL, strstr(got, "[pseudo]")) TH_LOG("mem_sleep: %s", got);
+	/* A flavour of s2idle: only one of the two is selected. */
+	EXPECT_EQ(NULL, strstr(got, "[s2idle]")) TH_LOG("mem_sleep: %s", got);
 	EXPECT_EQ(-EINVAL, ps_write(MEM_SLEEP, "pseudox"));
 	EXPECT_EQ(-EINVAL, ps_write(MEM_SLEEP, "pseud"));
+	EXPECT_EQ(-EINVAL, ps_write(MEM_SLEEP, "pseudo pseudo"));
 	ASSERT_LT(0, ps_read(MEM_SLEEP, got, sizeof(got)));
 	EXPECT_NE(NULL, strstr(got, "[pseudo]"));
+	ASSERT_EQ(0, ps_write(MEM_SLEEP, "s2idle\n"));
+	ASSERT_LT(0, ps_read(MEM_SLEEP, got, sizeof(got)));
+	EXPECT_NE(NULL, strstr(got, "[s2idle]")) TH_LOG("mem_sleep: %s", got);
+	EXPECT_EQ(NULL, strstr(got, "[pseudo]")) TH_LOG("mem_sleep: %s", got);
 	/* Put back the state that was selected. */
 	cur = strchr(saved, '[');
 	ASSERT_NE(NULL, cur);

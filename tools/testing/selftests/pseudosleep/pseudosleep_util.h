@@ -7,7 +7,6 @@
 #define PS_STATS "/sys/power/pseudosleep/"
 /* pseudosleep.* parameters, also shown under /sys/module */
 #define PS_PARAM "/sys/module/pseudosleep/parameters/"
-#define TIMER_DEFER PS_PARAM "timer_defer_ms"
 #define SKIP_NO_PM_WORK PS_PARAM "skip_no_pm_work"
 
 /* Read a sysfs file into buf (trailing newline removed); -errno on error. */

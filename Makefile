@@ -29,12 +29,13 @@ OVERLAY    := kernel drivers arch include Documentation tools
 DEPS := linux-source-6.12 qemu-system-x86 busybox-static flex bison bc cpio \
 	libelf-dev libssl-dev ethtool iperf3 apache2-utils memcached \
 	libmemcached-tools curl gnuplot-nox sparse xz-utils python3 git \
-	make gcc libc6-dev rsync iproute2 iputils-ping kmod wireguard-tools
+	make gcc libc6-dev rsync iproute2 iputils-ping kmod wireguard-tools \
+	dpkg-dev systemd
 
 export BUILD_DIR KDIR KOBJ BZIMAGE INITRAMFS
 
 .PHONY: all help deps kernel source config initramfs selftests test demo \
-	patches checkpatch w1 bench stress clean distclean napd overlay
+	patches checkpatch w1 bench stress clean distclean napd overlay napd-deb
 
 all: kernel
 
@@ -55,6 +56,7 @@ help:
 	@echo "  make patches     regenerate patches/ from the commits in $(KDIR)"
 	@echo "  make checkpatch  scripts/checkpatch.pl --strict on our C files and patches"
 	@echo "  make w1          build our C files with W=1"
+	@echo "  make napd-deb    napd's Debian package: $(BUILD_DIR)/napd_<version>_<arch>.deb"
 	@echo "  make clean       remove $(BUILD_DIR)"
 	@echo
 	@echo "  BUILD_DIR=dir    build directory (default: build/)"
@@ -159,6 +161,10 @@ w1: $(KOBJ)/.config
 # --- guest userspace --------------------------------------------------------
 napd:
 	@$(MAKE) -s -C tools/power/napd
+
+# napd's Debian package for a host (the kernel side is not packaged yet).
+napd-deb:
+	@$(MAKE) -s -C tools/power/napd deb DEB_DIR="$(BUILD_DIR)"
 
 selftests: $(STAMPS)/patched
 	@$(MAKE) -s overlay

@@ -1155,3 +1155,203 @@ def t_nap_profile():
 
 HOST_TESTS.append(("nap-profile: an instruction profile of 5 naps counts "
                    "the PM core's phases", t_nap_profile))
+
+
+# --- napd's Debian package (make -C tools/power/napd deb) -------------------
+NAPD_DIR = os.path.join(pslib.TOP, "tools", "power", "napd")
+# The exposure napd.service must keep (systemd-analyze security, 0..10);
+# it scored 9.6 before its sandbox, 1.4 with it (systemd 252).
+NAPD_EXPOSURE_MAX = 5.0
+
+
+def napd_deb_build(out):
+    """Build napd's .deb into @out: (path, None) or (None, why)."""
+    p = subprocess.run(["make", "-s", "-C", NAPD_DIR, "deb",
+                        "DEB_DIR=" + out], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=600)
+    debs = [f for f in os.listdir(out)
+            if f.startswith("napd_") and f.endswith(".deb")]
+    if p.returncode or len(debs) != 1:
+        return None, "make deb: exit %d, %d .deb: %s" % (
+            p.returncode, len(debs),
+            p.stdout.decode(errors="replace").strip()[-400:])
+    return os.path.join(out, debs[0]), None
+
+
+def dpkg_root(root, args):
+    """dpkg on the scratch root @root: (exit status, output)."""
+    cmd = ["dpkg", "--root=" + root,
+           # The host's /var/log/dpkg.log is not the scratch root's.
+           "--log=/dev/null",
+           # dpkg would chroot into @root to run the maintainer scripts,
+           # and @root has no /bin/sh: run them on the host instead, where
+           # DPKG_ROOT tells them to leave the host's systemd alone.
+           "--force-script-chrootless"]
+    if os.geteuid() != 0:
+        # Only root may run dpkg otherwise; every file it writes is
+        # under @root, which we own.
+        cmd.append("--force-not-root")
+    p = subprocess.run(cmd + args, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=120)
+    return p.returncode, p.stdout.decode(errors="replace")
+
+
+def napd_deb_install(tmp):
+    """Build the .deb and install it into a scratch root under @tmp:
+    (root, deb, None) or (None, None, why)."""
+    deb, why = napd_deb_build(tmp)
+    if not deb:
+        return None, None, why
+    root = os.path.join(tmp, "root")
+    # The least a dpkg database needs: info/, updates/ and a status file.
+    for d in ("info", "updates"):
+        os.makedirs(os.path.join(root, "var/lib/dpkg", d))
+    open(os.path.join(root, "var/lib/dpkg/status"), "w").close()
+    # --force-depends: the scratch root has no libc6 package to satisfy
+    # the Depends that dpkg-shlibdeps wrote.
+    rc, out = dpkg_root(root, ["--force-depends", "--install", deb])
+    if rc:
+        return None, None, "dpkg --install: exit %d: %s" % (rc, out[-400:])
+    return root, deb, None
+
+
+def dpkg_status(root):
+    """napd's Status in the scratch root's database, or None."""
+    p = subprocess.run(["dpkg-query", "--admindir=" +
+                        os.path.join(root, "var/lib/dpkg"), "-W",
+                        "-f=${Status}", "napd"], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL)
+    return p.stdout.decode().strip() if p.returncode == 0 else None
+
+
+def t_napd_deb():
+    """make deb builds napd's package; dpkg installs it into a scratch
+    root with the binary, unit, man page and conffile where they belong,
+    enables and starts nothing; -r keeps the (edited) conffile, -P drops
+    it and an operator's enablement link."""
+    import gzip
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="ps-napd-deb.") as tmp:
+        root, deb, why = napd_deb_install(tmp)
+        if not root:
+            return "failed", why, None
+        files = {
+            "binary": "usr/sbin/napd",
+            "unit": "lib/systemd/system/napd.service",
+            "conffile": "etc/napd.conf",
+            "man page": "usr/share/man/man8/napd.8.gz",
+            "copyright": "usr/share/doc/napd/copyright",
+        }
+        missing = [k for k, f in files.items()
+                   if not os.path.isfile(os.path.join(root, f))]
+        if missing:
+            return "failed", "not installed: " + ", ".join(
+                "%s (/%s)" % (k, files[k]) for k in missing), None
+        path = lambda k: os.path.join(root, files[k])  # noqa: E731
+        p = subprocess.run([path("binary"), "--version"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        version = p.stdout.decode(errors="replace").strip()
+        if p.returncode or not version.startswith("napd "):
+            return "failed", "/usr/sbin/napd --version: exit %d, %r" % (
+                p.returncode, version), None
+        unit = open(path("unit")).read()
+        if "ExecStart=/usr/sbin/napd " not in unit:
+            return "failed", "the unit does not start /usr/sbin/napd", None
+        with gzip.open(path("man page"), "rt") as f:
+            if ".TH NAPD 8" not in f.read():
+                return "failed", "napd.8.gz is not napd's man page", None
+        depends = subprocess.run(["dpkg-deb", "-f", deb, "Depends"],
+                                 stdout=subprocess.PIPE).stdout.decode()
+        if "libc6" not in depends:
+            return "failed", "Depends: %r, no libc6" % depends.strip(), None
+        conffiles = open(os.path.join(
+            root, "var/lib/dpkg/info/napd.conffiles")).read().split()
+        if conffiles != ["/etc/napd.conf"]:
+            return "failed", "conffiles: %r" % conffiles, None
+        wants = os.path.join(root, "etc/systemd/system/"
+                             "multi-user.target.wants/napd.service")
+        if os.path.lexists(wants):
+            return "failed", "the package enabled napd.service", None
+        if dpkg_status(root) != "install ok installed":
+            return "failed", "status after install: %r" % \
+                dpkg_status(root), None
+
+        # An operator sets napd up and enables it, then removes it.
+        with open(path("conffile"), "a") as f:
+            f.write("port = 80\nwake-dev = eth0\n")
+        os.makedirs(os.path.dirname(wants))
+        os.symlink("/lib/systemd/system/napd.service", wants)
+        rc, out = dpkg_root(root, ["--remove", "napd"])
+        if rc:
+            return "failed", "dpkg --remove: exit %d: %s" % (
+                rc, out[-400:]), None
+        left = [k for k in ("binary", "unit", "man page")
+                if os.path.exists(path(k))]
+        if left:
+            return "failed", "left after --remove: " + ", ".join(left), None
+        if not os.path.isfile(path("conffile")) or \
+                "port = 80" not in open(path("conffile")).read():
+            return "failed", "--remove did not keep the edited " \
+                "/etc/napd.conf", None
+        status = dpkg_status(root)
+        if status != "deinstall ok config-files":
+            return "failed", "status after --remove: %r" % status, None
+
+        rc, out = dpkg_root(root, ["--purge", "napd"])
+        if rc:
+            return "failed", "dpkg --purge: exit %d: %s" % (
+                rc, out[-400:]), None
+        if os.path.exists(path("conffile")):
+            return "failed", "/etc/napd.conf left after --purge", None
+        if os.path.lexists(wants):
+            return "failed", "the enablement link is left after --purge", \
+                None
+        if dpkg_status(root) is not None:
+            return "failed", "napd still known after --purge: %r" % \
+                dpkg_status(root), None
+    return "passed", "%s (%s, Depends: %s): installed, conffile kept by " \
+        "--remove, gone with --purge" % (os.path.basename(deb), version,
+                                         depends.strip()), None
+
+
+HOST_TESTS.append(("napd deb: builds, installs with dpkg --root, --remove "
+                   "keeps the conffile, --purge drops it", t_napd_deb))
+
+
+def t_napd_unit_exposure():
+    """systemd-analyze security --offline rates the installed napd.service
+    at or below NAPD_EXPOSURE_MAX."""
+    import tempfile
+    sa = shutil.which("systemd-analyze")
+    if not sa:
+        return "skipped", "no systemd-analyze (apt-get install systemd, " \
+            "or make deps)", None
+    with tempfile.TemporaryDirectory(prefix="ps-napd-unit.") as tmp:
+        root, deb, why = napd_deb_install(tmp)
+        if not root:
+            return "failed", why, None
+        # --root: the unit is looked up where the package installed it.
+        # --threshold is on systemd's 0..100 scale, 10 times the score.
+        p = subprocess.run([sa, "security", "--offline=true",
+                            "--root=" + root, "--threshold=%d" %
+                            round(NAPD_EXPOSURE_MAX * 10), "napd.service"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=120)
+    out = p.stdout.decode(errors="replace")
+    m = re.search(r"Overall exposure level for napd\.service: ([\d.]+) (\w+)",
+                  out)
+    if not m:
+        if "offline" in out and ("unrecognized" in out or "Unknown" in out):
+            return "skipped", "this systemd-analyze has no --offline", None
+        return "failed", "no exposure level (exit %d): %s" % (
+            p.returncode, out.strip()[-300:]), None
+    score = float(m.group(1))
+    detail = "exposure %.1f %s (at most %.1f)" % (score, m.group(2),
+                                                   NAPD_EXPOSURE_MAX)
+    if score > NAPD_EXPOSURE_MAX or p.returncode:
+        return "failed", detail + ", exit %d" % p.returncode, None
+    return "passed", detail, None
+
+
+HOST_TESTS.append(("napd deb: systemd-analyze security rates the installed "
+                   "napd.service at or below 5.0", t_napd_unit_exposure))

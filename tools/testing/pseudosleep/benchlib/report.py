@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """results/REPORT.md (tables, conditions, caveats) and
-results/README-table.md (the headline table for the README)."""
+results/README-table.md (the headline table that results/README.md
+copies)."""
 
 import os
 

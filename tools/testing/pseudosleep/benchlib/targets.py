@@ -137,7 +137,7 @@ def rows(by):
 
 
 def table(results):
-    """The target rows as a Markdown table, for REPORT.md and the README."""
+    """The target rows as a Markdown table, for REPORT.md and results/README.md."""
     return C.md_table(["target", "goal", "awake"] +
                       [lab for _, _, lab in SETTINGS],
                       rows({r["name"]: r for r in results}))

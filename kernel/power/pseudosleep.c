@@ -37,10 +37,6 @@
 #include "power.h"
 #include "pseudosleep.h"
 
-#ifndef arch_irq_stat_cpu
-#define arch_irq_stat_cpu(cpu) 0
-#endif
-
 enum pseudosleep_phase pseudosleep_phase;
 struct pseudosleep_times pseudosleep_times;
 

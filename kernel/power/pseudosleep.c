@@ -254,9 +254,10 @@ void pseudosleep_release_devices(void)
  * pseudosleep_end - the nap is over (enter_state(), tasks thawed)
  * @error: what enter_state() returns
  *
- * A nap counts as taken when the CPUs were sent into idle; an attempt that
- * failed, or that a wakeup ended before that, counts as aborted, and a
- * pm_test run as neither.
+ * A suspend that returns 0 counts as a nap, as in suspend_stats, also when
+ * a wakeup came after the devices suspended and before the CPUs were sent
+ * into idle (s2idle_loop() returns 0 then, and the nap's length is 0); one
+ * that fails counts as aborted, and a pm_test run as neither.
  */
 void pseudosleep_end(int error)
 {
@@ -269,7 +270,7 @@ void pseudosleep_end(int error)
 	if (!error && pm_test_level != TEST_NONE)
 		return;
 #endif
-	if (error || !pseudosleep_times.kicked) {
+	if (error) {
 		pseudosleep_stats_abort();
 		return;
 	}

@@ -11,6 +11,7 @@
 #include <linux/kobject.h>
 #include <linux/spinlock.h>
 #include <linux/stddef.h>
+#include <linux/suspend.h>
 #include <linux/sysfs.h>
 
 #include "pseudosleep.h"
@@ -41,6 +42,12 @@ static u64 span(u64 from, u64 to)
 	return from && to > from ? to - from : 0;
 }
 
+/* The armed IRQ that ended the nap, else the PM core's first wakeup IRQ. */
+static unsigned int wake_irq(void)
+{
+	return pseudosleep_wake_irq() ?: pm_wakeup_irq();
+}
+
 /*
  * Called by the suspending task after a nap, with the interrupts served
  * during it that did not end it.
@@ -51,7 +58,7 @@ void pseudosleep_stats_nap(unsigned long wakeups)
 
 	spin_lock(&stats_lock);
 	stats.naps++;
-	stats.last_wake_irq = pseudosleep_wake_irq();
+	stats.last_wake_irq = wake_irq();
 	stats.spurious_wakeups = wakeups;
 	stats.armed_irqs_slept = pseudosleep_task_armed_irqs();
 	stats.last_nap_ns = span(t->kicked, t->woken);
@@ -71,8 +78,8 @@ void pseudosleep_stats_abort(void)
 {
 	spin_lock(&stats_lock);
 	stats.aborted_naps++;
-	if (pseudosleep_wake_irq())
-		stats.last_wake_irq = pseudosleep_wake_irq();
+	if (wake_irq())
+		stats.last_wake_irq = wake_irq();
 	spin_unlock(&stats_lock);
 }
 

@@ -106,6 +106,17 @@ static void logmsg(const struct napd *n, const char *fmt, ...)
 	fprintf(stderr, "napd: %s\n", line);
 }
 
+/* Each line of @msg on stderr, after @pfx. */
+static void print_lines(const char *pfx, const char *msg)
+{
+	while (*msg) {
+		size_t len = strcspn(msg, "\n");
+
+		fprintf(stderr, "%s%.*s\n", pfx, (int)len, msg);
+		msg += len + (msg[len] == '\n');
+	}
+}
+
 /* Up to @size - 1 bytes of @fd from offset 0, NUL-terminated; -errno. */
 static int pread_text(int fd, char *buf, size_t size)
 {
@@ -546,14 +557,15 @@ static void do_reload(struct napd *n)
 {
 	static struct napd_opts fresh;
 	struct napd_opts *o = n->o;
-	char err[512], status[160];
+	char err[8192], status[160];
 	bool ok;
 	int i;
 
 	reload = 0;
 	if (napd_load_opts(&fresh, n->argc, n->argv, err, sizeof(err))) {
 		napd_opts_free(&fresh);
-		fprintf(stderr, "napd: reload failed, settings kept: %s\n", err);
+		fprintf(stderr, "napd: reload failed, settings kept:\n");
+		print_lines("napd: ", err);
 		notify(false, false, "reload failed, settings kept");
 		return;
 	}
@@ -791,12 +803,26 @@ static void free_opts(void)
 int main(int argc, char *argv[])
 {
 	static struct napd n;
-	char err[512], status[192];
+	char err[8192], status[192];
 	int ret = 0;
 
-	if (napd_load_opts(&o, argc, argv, err, sizeof(err))) {
+	ret = napd_load_opts(&o, argc, argv, err, sizeof(err));
+	if (o.check_config) {
+		/* FILE:LINE: reason, as compilers say it, for editors */
+		if (!ret)
+			printf("%s: ok\n",
+			       o.config ? o.config : NAPD_CONFIG_DEFAULT);
+		else
+			print_lines("", err);
 		napd_opts_free(&o);
-		fprintf(stderr, "napd: %s\n\n%s", err, napd_usage);
+		return ret ? 2 : 0;
+	}
+	if (ret) {
+		napd_opts_free(&o);
+		print_lines("napd: ", err);
+		/* the usage helps with a command line, not with a file */
+		if (ret == -1)
+			fprintf(stderr, "\n%s", napd_usage);
 		return 2;
 	}
 	atexit(free_opts);

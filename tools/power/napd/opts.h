@@ -61,6 +61,7 @@ struct napd_opts {
 	bool help;
 	bool version;
 	bool status;			/* --status: ask the daemon */
+	bool check_config;		/* --check-config: parse, report, exit */
 	struct opt_str *strs;		/* config file strings, owned */
 };
 
@@ -86,7 +87,10 @@ int napd_parse_opts(struct napd_opts *o, int argc, char *const argv[],
 /*
  * Apply config file text @text (named @file in messages) on top of @o.
  * "key = value" lines, keys are the long option names; flags take
- * yes/no.  Strings are copied.  -1 with "file:line: reason" in @err.
+ * yes/no.  Strings are copied.  Every bad line is reported, not just the
+ * first: returns the number of errors (0: clean), with one
+ * "file:line: reason" per line in @err (and "... N more errors" if they
+ * do not all fit).  A key that takes one value may be given once.
  */
 int napd_parse_config(struct napd_opts *o, const char *file,
 		      const char *text, char *err, size_t errlen);
@@ -95,7 +99,9 @@ int napd_parse_config(struct napd_opts *o, const char *file,
  * Everything napd runs with: the config file (--config, or
  * /etc/napd.conf if it exists), then argv on top: an option given on the
  * command line replaces the file's value (a list option the whole list).
- * -1 with a message in @err on bad input.
+ * On bad input a message in @err and -1 for the command line, or -2 for
+ * the config file, with every error of the file, one per line, as
+ * napd_parse_config() gives them.
  */
 int napd_load_opts(struct napd_opts *o, int argc, char *const argv[],
 		   char *err, size_t errlen);

@@ -1003,6 +1003,15 @@ static void test_config_bad(void)
 		{ "config = /x\n", "bad.conf:1: unknown key 'config'" },
 		{ "udp-port = 70000\n", "bad.conf:1: bad udp-port '70000'" },
 		{ "max-naps = 0\n", "bad.conf:1: bad max-naps '0'" },
+		{ "idle-ms = 5\n\nidle-ms = 5\n",
+		  "bad.conf:3: duplicate idle-ms (first set on line 1)" },
+		{ "log = yes\nlog = no\n", "bad.conf:2: duplicate log" },
+		{ "port = ,\n", "bad.conf:1: port needs a value" },
+		{ "= 80\n", "bad.conf:1: expected 'key = value', no key" },
+		{ "port = 80\x01\n", "bad.conf:1: control character 0x01" },
+		{ "\x7f\x80\xfe garbage\n", "bad.conf:1: control character 0x7f" },
+		{ "port = 80\r\nwake-dev\r\n",
+		  "bad.conf:2: expected 'key = value', got 'wake-dev'" },
 	};
 	unsigned int i;
 
@@ -1012,8 +1021,9 @@ static void test_config_bad(void)
 
 		napd_parse_opts(&o, 1, (char *[]){ "napd", NULL }, err,
 				sizeof(err));
+		/* exactly one error each */
 		if (napd_parse_config(&o, "bad.conf", bad[i].text, err,
-				      sizeof(err)) != -1 ||
+				      sizeof(err)) != 1 ||
 		    !strstr(err, bad[i].msg)) {
 			printf("# bad config %u: got '%s', want '%s'\n", i,
 			       err, bad[i].msg);
@@ -1021,6 +1031,66 @@ static void test_config_bad(void)
 		}
 		napd_opts_free(&o);
 	}
+}
+
+/* Every bad line is reported, each with its line number, in order. */
+static void test_config_all_errors(void)
+{
+	static const char conf[] =
+		"port = 80\n"				/* 1: fine */
+		"bogus = 1\n"				/* 2: unknown key */
+		"idle-ms = 1.5\n"			/* 3: bad number */
+		"cpu-max = 101\n"			/* 4: out of range */
+		"wake-dev =\n"				/* 5: missing value */
+		"# comment\n"				/* 6 */
+		"cpu-max = 20\n"			/* 7: duplicate */
+		"@@@ ###\n"				/* 8: garbage */
+		"port = 443, 0, 99999\n"		/* 9: two bad values */
+		"mode = s2idle\n";			/* 10: fine */
+	static const char *const want[] = {
+		"c.conf:2: unknown key 'bogus'",
+		"c.conf:3: bad idle-ms '1.5' (1..3600000)",
+		"c.conf:4: bad cpu-max '101' (1..100)",
+		"c.conf:5: wake-dev needs a value",
+		"c.conf:7: duplicate cpu-max (first set on line 4)",
+		"c.conf:8: expected 'key = value', got '@@@ ###'",
+		"c.conf:9: bad port '0' (1..65535)",
+		"c.conf:9: bad port '99999' (1..65535)",
+	};
+	char err[2048], small[200], *p = err;
+	struct napd_opts o;
+	unsigned int i;
+
+	napd_parse_opts(&o, 1, (char *[]){ "napd", NULL }, err, sizeof(err));
+	CHECK(napd_parse_config(&o, "c.conf", conf, err, sizeof(err)) == 8);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		size_t len = strcspn(p, "\n");
+		char line[256];
+
+		snprintf(line, sizeof(line), "%.*s", (int)len, p);
+		CHECK_STR(line, want[i]);
+		p += len + (p[len] == '\n');
+	}
+	CHECK(!*p);
+	/* the good lines still applied: nothing is lost to a bad one */
+	CHECK(o.mode == NAPD_MODE_S2IDLE && o.nr_ports == 2);
+	napd_opts_free(&o);
+
+	/* what does not fit is counted, never cut in the middle */
+	napd_parse_opts(&o, 1, (char *[]){ "napd", NULL }, err, sizeof(err));
+	CHECK(napd_parse_config(&o, "c.conf", conf, small, sizeof(small)) ==
+	      8);
+	CHECK(strstr(small, "c.conf:2: unknown key 'bogus'\n") == small);
+	CHECK(strstr(small, " more errors") != NULL);
+	CHECK(strlen(small) < sizeof(small));
+	napd_opts_free(&o);
+
+	/* a good file: 0, nothing in err */
+	napd_parse_opts(&o, 1, (char *[]){ "napd", NULL }, err, sizeof(err));
+	CHECK(napd_parse_config(&o, "c.conf", "port = 80\n# x\n\nlog = 1\n",
+				err, sizeof(err)) == 0);
+	CHECK_STR(err, "");
+	napd_opts_free(&o);
 }
 
 static void test_opts_new_bad(void)
@@ -1402,6 +1472,16 @@ static bool out_has(const char *out, const char *what)
 	if (!found)
 		printf("# '%s' not in output:\n# %s\n", what,
 		       text ? text : "(none)");
+	free(text);
+	return found;
+}
+
+/* Like out_has(), without the diagnostics: for what must be absent. */
+static bool out_has_quiet(const char *out, const char *what)
+{
+	char *text = read_whole(out);
+	bool found = text && strstr(text, what);
+
 	free(text);
 	return found;
 }
@@ -1969,6 +2049,85 @@ static void test_napd_status_reload(void)
 	CHECK_STR(get("%s/power/mem_sleep", r->sys), "[s2idle] deep pseudo");
 }
 
+/* Snapshot of every host setting napd may change in a fake tree. */
+static void settings_snapshot(const char *t, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s|%s|%s|%s|%s|%s", get("%s/sys/power/mem_sleep", t),
+		 get("%s/sys/power/wake_irq", t), get("%s/" NOSLEEP_ETH0, t),
+		 get("%s/" NOSLEEP_TTY, t),
+		 get("%s/sys/module/pseudosleep/parameters/wake_on", t),
+		 get("%s/sys/power/state", t));
+}
+
+static void test_napd_check_config(void)
+{
+	const char *t = new_tree("checkconf");
+	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], good[PATH_MAX];
+	char bad[PATH_MAX], none[PATH_MAX], want[PATH_MAX + 64];
+	char before[2048], after[2048];
+	char *check_good[] = { (char *)napd_bin, "--check-config", good, NULL };
+	char *check_bad[] = { (char *)napd_bin, "--check-config", bad, NULL };
+	char *check_via[] = { (char *)napd_bin, "--config", bad,
+			      "--check-config", NULL };
+	char *check_none[] = { (char *)napd_bin, "--check-config=", NULL };
+	char *check_missing[] = { (char *)napd_bin, "--check-config", none,
+				  NULL };
+	char *start_bad[] = { NAPD_ARGS(sys, proc), "--config", bad, NULL };
+	static const int lines[] = { 2, 3, 4, 5, 7, 9 };
+	unsigned int i;
+
+	build_tree(t, true);
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+	path_fmt(good, sizeof(good), "%s/good.conf", t);
+	path_fmt(bad, sizeof(bad), "%s/bad.conf", t);
+	path_fmt(none, sizeof(none), "%s/none.conf", t);
+	put("# fine\nport = 80, 443\nwake-dev = eth0\nidle-ms = 50\n", "%s",
+	    good);
+	put("port = 80\n"
+	    "bogus = 1\n"			/* 2: unknown key */
+	    "idle-ms = 1.5\n"		/* 3: bad number */
+	    "cpu-max = 101\n"		/* 4: out of range */
+	    "wake-dev =\n"			/* 5: missing value */
+	    "wake-dev = eth0\n"
+	    "port80\n"			/* 7: garbage */
+	    "mode = s2idle\nmode = deep\n",	/* 9: duplicate */
+	    "%s", bad);
+
+	CHECK(run_napd(check_good, out, 0) == 0);
+	path_fmt(want, sizeof(want), "%s: ok", good);
+	CHECK(out_has(out, want));
+
+	CHECK(run_napd(check_bad, out, 0) == 2);
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		path_fmt(want, sizeof(want), "\n%s:%d: ", bad, lines[i]);
+		/* the first line of output has no newline before it */
+		CHECK(out_has(out, want + (i == 0)));
+	}
+	path_fmt(want, sizeof(want), "%s:9: duplicate mode (first set on line 8)",
+		 bad);
+	CHECK(out_has(out, want));
+	CHECK(!out_has_quiet(out, "Usage:"));
+
+	/* --config FILE --check-config: the same file */
+	CHECK(run_napd(check_via, out, 0) == 2);
+	CHECK(out_has(out, "bad.conf:5: wake-dev needs a value"));
+	CHECK(run_napd(check_none, out, 0) == 2);
+	CHECK(run_napd(check_missing, out, 0) == 2);
+	CHECK(out_has(out, "cannot read"));
+
+	/* napd does not start on the bad file: exit 2, nothing changed */
+	settings_snapshot(t, before, sizeof(before));
+	CHECK(run_napd(start_bad, out, 0) == 2);
+	CHECK(out_has(out, "napd: "));
+	path_fmt(want, sizeof(want), "napd: %s:7: expected 'key = value'", bad);
+	CHECK(out_has(out, want));
+	settings_snapshot(t, after, sizeof(after));
+	CHECK_STR(after, before);
+	CHECK(!path_exists(ctl_sock));
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -1992,6 +2151,7 @@ static const struct {
 	{ "live_tcp_count", test_live_tcp, false },
 	{ "config_file", test_config_good, false },
 	{ "config_bad_file_line", test_config_bad, false },
+	{ "config_every_error_reported", test_config_all_errors, false },
 	{ "opts_new_bad_rejected", test_opts_new_bad, false },
 	{ "idle_proc_stat_cpu", test_proc_stat, false },
 	{ "idle_diskstats", test_diskstats, false },
@@ -2015,6 +2175,7 @@ static const struct {
 	{ "napd_sd_notify_ready_stopping", test_napd_notify, true },
 	{ "napd_new_connection_seen", test_napd_dump_skipped, true },
 	{ "napd_status_and_sighup_reload", test_napd_status_reload, true },
+	{ "napd_check_config", test_napd_check_config, true },
 };
 
 int main(int argc, char *argv[])

@@ -793,6 +793,51 @@ static int status_client(const struct napd_opts *o)
 	return 0;
 }
 
+/* --restore: put back what a killed napd saved, then exit. */
+static int restore_saved(const struct napd_opts *o)
+{
+	static struct settings st;
+	char err[PATH_MAX + 128];
+	int fd = -1, n, ret;
+
+	st.dry_run = o->dry_run;
+	if (path_fmt(st.file, sizeof(st.file), "%s/" SETTINGS_FILE,
+		     o->state_dir)) {
+		fprintf(stderr, "napd: path too long under %s\n", o->state_dir);
+		return 1;
+	}
+	/* A running napd restores its own on SIGTERM: leave them alone. */
+	if (!o->dry_run) {
+		fd = state_lock(o->state_dir, err, sizeof(err));
+		if (fd < 0) {
+			fprintf(stderr, "napd: %s; stop it instead\n", err);
+			return 1;
+		}
+	}
+	n = settings_load(&st, err, sizeof(err));
+	if (n <= 0) {
+		if (n < 0)
+			fprintf(stderr, "napd: %s\n", err);
+		else
+			fprintf(stderr, "napd: nothing to restore: no %s\n",
+				st.file);
+		if (fd >= 0)
+			close(fd);
+		return n < 0;
+	}
+	ret = settings_restore(&st);
+	if (fd >= 0)
+		close(fd);
+	if (ret) {
+		fprintf(stderr, "napd: restoring from %s failed: %s; the file is kept\n",
+			st.file, strerror(-ret));
+		return 1;
+	}
+	fprintf(stderr, "napd: restored %d setting%s from %s\n", n,
+		n == 1 ? "" : "s", st.file);
+	return 0;
+}
+
 static struct napd_opts o;
 
 static void free_opts(void)
@@ -804,7 +849,7 @@ int main(int argc, char *argv[])
 {
 	static struct napd n;
 	char err[8192], status[192];
-	int ret = 0;
+	int ret = 0, state_fd = -1;
 
 	ret = napd_load_opts(&o, argc, argv, err, sizeof(err));
 	if (o.check_config) {
@@ -836,6 +881,8 @@ int main(int argc, char *argv[])
 	}
 	if (o.status)
 		return status_client(&o);
+	if (o.restore)
+		return restore_saved(&o);
 
 	/* Output must reach a pipe or serial console before a nap. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -862,6 +909,16 @@ int main(int argc, char *argv[])
 		return 1;
 	}
 
+	/* Before any change, so that they are saved before they are made. */
+	if (!o.dry_run) {
+		state_fd = state_lock(o.state_dir, err, sizeof(err));
+		if (state_fd < 0) {
+			fprintf(stderr, "napd: %s\n", err);
+			ctl_close(n.ctl_fd, o.status_socket);
+			return 1;
+		}
+	}
+
 	if (napd_setup(&o, &n.setup, err, sizeof(err))) {
 		fprintf(stderr, "napd: %s\n", err);
 		notify(false, true, err);
@@ -869,6 +926,10 @@ int main(int argc, char *argv[])
 		ctl_close(n.ctl_fd, o.status_socket);
 		return 1;
 	}
+	if (n.setup.recovered)
+		fprintf(stderr, "napd: %s: the originals of %d setting%s, left by a napd that did not stop cleanly, are taken as the originals\n",
+			n.setup.settings.file, n.setup.recovered,
+			n.setup.recovered == 1 ? "" : "s");
 
 	if (start(&n)) {
 		ret = 1;
@@ -886,6 +947,8 @@ int main(int argc, char *argv[])
 	if (napd_restore(&n.setup))
 		ret = 1;
 	ctl_close(n.ctl_fd, o.status_socket);
+	if (state_fd >= 0)
+		close(state_fd);
 	diag_close(&n.diag);
 	if (n.rx_fd >= 0)
 		close(n.rx_fd);

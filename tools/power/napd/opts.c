@@ -21,6 +21,7 @@ const char napd_usage[] =
 "Usage: napd --port PORT [--port PORT]... --wake-dev NETDEV [options]\n"
 "       napd --status [--status-socket PATH]\n"
 "       napd --check-config [FILE]\n"
+"       napd --restore [--state-dir DIR]\n"
 "\n"
 "Nap the machine between requests using pseudo-sleep.\n"
 "\n"
@@ -44,6 +45,9 @@ const char napd_usage[] =
 "                       command line options win\n"
 "  --status-socket PATH unix socket for --status (default /run/napd.sock)\n"
 "  --status             ask the running napd for its state, print JSON\n"
+"  --state-dir DIR      where the original settings are saved while napd\n"
+"                       runs (default /run/napd)\n"
+"  --restore            put back the settings a killed napd saved, exit\n"
 "  --check-config [FILE] check the settings file (default: --config or\n"
 "                       /etc/napd.conf) and the command line, report every\n"
 "                       error as FILE:LINE: reason; exit 2 on any\n"
@@ -158,7 +162,7 @@ enum opt_id {
 	OPT_PROC_ROOT, OPT_HELP, OPT_VERSION, OPT_UDP_PORT, OPT_PROCESS,
 	OPT_CPU_MAX, OPT_RUNNABLE_MAX, OPT_DISK_CHECK, OPT_CONFIG,
 	OPT_STATUS_SOCKET, OPT_STATUS, OPT_WAKE_ON, OPT_CHECK_CONFIG,
-	OPT_NR
+	OPT_STATE_DIR, OPT_RESTORE, OPT_NR
 };
 
 /* How an option may be given. */
@@ -195,6 +199,8 @@ static const struct {
 	{ "config",		OPT_CONFIG,		ARG | NOCONF },
 	{ "status",		OPT_STATUS,		NOCONF },
 	{ "check-config",	OPT_CHECK_CONFIG,	OPTARG | NOCONF },
+	{ "state-dir",		OPT_STATE_DIR,		ARG | NOCONF },
+	{ "restore",		OPT_RESTORE,		NOCONF },
 	{ "help",		OPT_HELP,		NOCONF },
 	{ "version",		OPT_VERSION,		NOCONF },
 };
@@ -384,6 +390,17 @@ static int apply_opt(struct napd_opts *o, enum opt_id id, const char *pfx,
 	case OPT_STATUS:
 		o->status = true;
 		return 0;
+	case OPT_STATE_DIR:
+		/* a relative one would move with the working directory */
+		if (*arg != '/')
+			return fail(err, errlen,
+				    "bad %s%s '%s' (an absolute path)", pfx,
+				    name, arg);
+		o->state_dir = arg;
+		return 0;
+	case OPT_RESTORE:
+		o->restore = true;
+		return 0;
 	case OPT_CHECK_CONFIG:
 		if (arg && !*arg)
 			return fail(err, errlen, "empty %s%s", pfx, name);
@@ -407,6 +424,7 @@ static void set_defaults(struct napd_opts *o)
 	o->sysfs_root = "/sys";
 	o->proc_root = "/proc";
 	o->status_socket = NAPD_SOCKET_DEFAULT;
+	o->state_dir = NAPD_STATE_DIR_DEFAULT;
 }
 
 /* argv on top of @o; @seen gets a bit per option id given. */
@@ -468,7 +486,7 @@ static int parse_argv(struct napd_opts *o, unsigned long long *seen,
 static int check_required(const struct napd_opts *o, const char *file,
 			  char *err, size_t errlen)
 {
-	if (o->help || o->version || o->status)
+	if (o->help || o->version || o->status || o->restore)
 		return 0;
 	if (!o->nr_ports)
 		return fail(err, errlen, "missing --port%s%s%s", file ?
@@ -723,6 +741,12 @@ static void take_opt(struct napd_opts *dst, const struct napd_opts *src,
 	case OPT_STATUS:
 		dst->status = src->status;
 		break;
+	case OPT_STATE_DIR:
+		dst->state_dir = src->state_dir;
+		break;
+	case OPT_RESTORE:
+		dst->restore = src->restore;
+		break;
 	case OPT_CHECK_CONFIG:
 		dst->check_config = src->check_config;
 		if (src->config)
@@ -748,7 +772,8 @@ int napd_load_opts(struct napd_opts *o, int argc, char *const argv[],
 		err[0] = '\0';
 	if (parse_argv(&cli, &seen, argc, argv, err, errlen))
 		return -1;
-	if (cli.help || cli.version) {
+	/* --restore needs nothing from the file: a bad one cannot stop it */
+	if (cli.help || cli.version || cli.restore) {
 		*o = cli;
 		return 0;
 	}

@@ -20,6 +20,7 @@
 #define NAPD_CPU_MAX_DEFAULT	10
 #define NAPD_CONFIG_DEFAULT	"/etc/napd.conf"
 #define NAPD_SOCKET_DEFAULT	"/run/napd.sock"
+#define NAPD_STATE_DIR_DEFAULT	"/run/napd"
 
 enum napd_mode {
 	NAPD_MODE_PSEUDO,
@@ -55,6 +56,7 @@ struct napd_opts {
 	const char *proc_root;
 	const char *config;		/* NULL: NAPD_CONFIG_DEFAULT if any */
 	const char *status_socket;
+	const char *state_dir;		/* saved originals; "": none */
 	bool dry_run;
 	bool stats;
 	bool log;
@@ -62,6 +64,7 @@ struct napd_opts {
 	bool version;
 	bool status;			/* --status: ask the daemon */
 	bool check_config;		/* --check-config: parse, report, exit */
+	bool restore;			/* --restore: put saved settings back */
 	struct opt_str *strs;		/* config file strings, owned */
 };
 

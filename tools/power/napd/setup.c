@@ -128,7 +128,12 @@ static int wake_on_setup(const struct napd_opts *o, struct napd_setup *s,
 
 static int wake_on_apply(struct napd_setup *s, char *err, size_t errlen)
 {
-	if (!s->wake_on_new || !strcmp(s->wake_on_old, s->wake_on_new))
+	/*
+	 * Already as wanted: nothing to change, unless a killed napd set it
+	 * so; then it is changed "again" to take the saved original over.
+	 */
+	if (!s->wake_on_new || (!strcmp(s->wake_on_old, s->wake_on_new) &&
+				!settings_pending(&s->settings, s->wake_on)))
 		return 0;
 	return change(s, s->wake_on, s->wake_on_old, s->wake_on_new, err,
 		      errlen);
@@ -148,6 +153,21 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 
 	memset(s, 0, sizeof(*s));
 	s->settings.dry_run = o->dry_run;
+
+	/*
+	 * Settings a napd killed with SIGKILL left: their originals are the
+	 * originals, whatever the files say now (settings_change()).
+	 */
+	if (o->state_dir && *o->state_dir) {
+		if (path_fmt(s->settings.file, sizeof(s->settings.file),
+			     "%s/" SETTINGS_FILE, o->state_dir))
+			return fail(err, errlen, "path too long under %s",
+				    o->state_dir);
+		ret = settings_load(&s->settings, err, errlen);
+		if (ret < 0)
+			return -1;
+		s->recovered = ret;
+	}
 
 	if (path_fmt(s->state, sizeof(s->state), "%s/power/state", root) ||
 	    path_fmt(s->wakeup_count, sizeof(s->wakeup_count),
@@ -265,6 +285,12 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 	for (i = 0; i < nr_nosleep; i++)
 		if (set_nosleep(s, nosleep[i].path, err, errlen))
 			return -1;
+	/* What the killed napd changed and this one does not: put back. */
+	ret = settings_restore_pending(&s->settings);
+	if (ret)
+		return fail(err, errlen,
+			    "cannot restore the settings saved in %s: %s",
+			    s->settings.file, strerror(-ret));
 	return 0;
 }
 

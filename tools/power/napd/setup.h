@@ -29,12 +29,18 @@ struct napd_setup {
 	char wake_on[PATH_MAX];		/* pseudosleep.wake_on parameter */
 	char wake_on_old[64];
 	const char *wake_on_new;	/* NULL: leave it (none, or no pseudo) */
+	int recovered;			/* settings a killed napd saved */
 };
 
 /*
- * Validate everything first, then change the settings.  On failure
- * returns -1 with a message in @err; whatever was already changed is in
- * @s->settings and must be undone with napd_restore().
+ * Validate everything first, then change the settings.  With
+ * @o->state_dir, every original is saved in its settings file before the
+ * first change; a file left there by a napd that was killed is loaded
+ * first, and its originals are taken as the originals (the files hold
+ * the killed napd's settings); those this run does not change again are
+ * written back.  On failure returns -1 with a message in @err; whatever
+ * was already changed (or is still pending) is in @s->settings and must
+ * be undone with napd_restore().
  */
 int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 	       char *err, size_t errlen);

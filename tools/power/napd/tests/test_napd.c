@@ -45,6 +45,7 @@ static bool t_failed;
 static const char *t_skip;
 static const char *napd_bin;
 static char tmp_root[PATH_MAX];
+static char state_dir[PATH_MAX];	/* the latest new_tree()'s */
 
 #define CHECK(cond)							\
 	do {								\
@@ -165,6 +166,8 @@ static const char *new_tree(const char *name)
 	path_fmt(dir, sizeof(dir), "%s/%s", tmp_root, name);
 	rm_rf(dir);
 	mkdir_p("%s", dir);
+	/* napd creates it, and never uses the real /run/napd here */
+	path_fmt(state_dir, sizeof(state_dir), "%s/state", dir);
 	return dir;
 }
 
@@ -634,13 +637,16 @@ static void test_irq_resolve(void)
 static void fake_opts(struct napd_opts *o, const char *t, const char *dev,
 		      const char *mode, const char *keep, bool dry)
 {
-	static char sys[PATH_MAX], proc[PATH_MAX];
+	static char sys[PATH_MAX], proc[PATH_MAX], state[PATH_MAX];
 	char err[256];
 
 	path_fmt(sys, sizeof(sys), "%s/sys", t);
 	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(state, sizeof(state), "%s/state", t);
+	mkdir_p("%s", state);
 	if (parse(o, err, sizeof(err), "--port", "80", "--wake-dev", dev,
 		  "--mode", mode, "--sysfs-root", sys, "--proc-root", proc,
+		  "--state-dir", state,
 		  dry ? "--dry-run" : "--log", keep ? "--keep-awake" : NULL,
 		  keep, NULL)) {
 		printf("# fake_opts: %s\n", err);
@@ -689,6 +695,155 @@ static void test_setup_restore(void)
 	CHECK_STR(get("%s/sys/power/mem_sleep", t), "deep");
 	CHECK_STR(get("%s/sys/power/wake_irq", t), "5,9");
 	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "1");
+}
+
+/* ---- the saved settings file ---- */
+
+static void test_settings_file(void)
+{
+	const char *t = new_tree("saved");
+	static struct settings st, back;
+	char a[PATH_MAX], b[PATH_MAX], gone[PATH_MAX], err[512];
+	char *text;
+
+	path_fmt(a, sizeof(a), "%s/a", t);
+	path_fmt(b, sizeof(b), "%s/b", t);
+	path_fmt(gone, sizeof(gone), "%s/gone", t);
+	put("old a\n", "%s", a);
+	put("\n", "%s", b);
+	memset(&st, 0, sizeof(st));
+	path_fmt(st.file, sizeof(st.file), "%s/nodir/settings", t);
+
+	/* the file cannot be written: refused, and the value not touched */
+	CHECK(settings_change(&st, a, "old a", "new") == -ENOENT);
+	CHECK(st.nr == 0);
+	CHECK_STR(get("%s", a), "old a");
+
+	/* saved before the change, escapes and an empty value included */
+	path_fmt(st.file, sizeof(st.file), "%s/settings", t);
+	CHECK(!settings_change(&st, a, "old a", "new"));
+	CHECK(!settings_change(&st, b, "", "x"));
+	/* gone cannot be written: recorded all the same */
+	CHECK(settings_change(&st, gone, "t\tab\\nl\n", "y") == -ENOENT);
+	CHECK(st.nr == 3);
+	CHECK_STR(get("%s", a), "new");
+	text = read_whole(st.file);
+	CHECK(text && strstr(text, "\nnapd-settings 1\n"));
+	CHECK(text && strstr(text, "/a\told a\n"));
+	CHECK(text && strstr(text, "/b\t\n"));
+	CHECK(text && strstr(text, "/gone\tt\\x09ab\\x5cnl\\x0a\n"));
+	free(text);
+	CHECK(!path_exists(strcat(strcpy(err, st.file), ".tmp")));
+
+	memset(&back, 0, sizeof(back));
+	strcpy(back.file, st.file);
+	CHECK(settings_load(&back, err, sizeof(err)) == 3);
+	CHECK_STR(back.pending[0].old, "old a");
+	CHECK_STR(back.pending[1].old, "");
+	CHECK_STR(back.pending[2].old, "t\tab\\nl\n");
+
+	/* a path that is gone is a warning, not a failure; file removed */
+	{
+		int saved = dup(2), null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 2);
+		close(null);
+		CHECK(!settings_restore(&st));
+		dup2(saved, 2);
+		close(saved);
+	}
+	CHECK_STR(get("%s", a), "old a");
+	CHECK_STR(get("%s", b), "");
+	CHECK(!path_exists(st.file));
+	CHECK(settings_load(&back, err, sizeof(err)) == 0);
+
+	/* files that are not ours: refused with the line, nothing loaded */
+	put("napd-settings 1\n/x\tok\nno tab here\n", "%s", st.file);
+	CHECK(settings_load(&back, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "settings:3: not a napd settings file line") != NULL);
+	CHECK(back.nr_pending == 0);
+	put("/x\tok\n", "%s", st.file);
+	CHECK(settings_load(&back, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "settings:1: not a napd settings file line") != NULL);
+	put("# only a comment\n", "%s", st.file);
+	CHECK(settings_load(&back, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "no 'napd-settings 1' line") != NULL);
+	put("napd-settings 1\n/x\tbad \\q escape\n", "%s", st.file);
+	CHECK(settings_load(&back, err, sizeof(err)) == -1);
+}
+
+/*
+ * napd killed with SIGKILL after setup: the next one takes the saved
+ * originals, not the killed one's settings, and restores those.
+ */
+static void test_setup_crash_recovery(void)
+{
+	const char *t = new_tree("crash");
+	static struct napd_setup s1, s2;
+	struct napd_opts o;
+	char err[512], file[PATH_MAX];
+
+	build_tree(t, true);
+	/* wake_on=task needs the counters of /proc/net/snmp */
+	put("irq\n", "%s/sys/module/pseudosleep/parameters/wake_on", t);
+	put("\n", "%s/proc/net/snmp", t);
+	put("3\n", "%s/sys/power/wake_irq", t);
+	path_fmt(file, sizeof(file), "%s/state/settings", t);
+	fake_opts(&o, t, "eth0", "pseudo", "ttyS0", false);
+	CHECK(!napd_setup(&o, &s1, err, sizeof(err)));
+	CHECK(s1.recovered == 0);
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "25");
+	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "1");
+	CHECK(path_exists(file));
+
+	/* SIGKILL: s1 is never restored.  The kernel shows its list. */
+	put("s2idle deep [pseudo]\n", "%s/sys/power/mem_sleep", t);
+	fake_opts(&o, t, "eth0", "pseudo", "ttyS0", false);
+	if (napd_setup(&o, &s2, err, sizeof(err)))
+		printf("# %s\n", err);
+	CHECK(s2.recovered == 5);
+	CHECK(s2.settings.nr == 5 && s2.settings.nr_pending == 0);
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "25");
+	CHECK(!napd_restore(&s2));
+	CHECK_STR(get("%s/sys/power/mem_sleep", t), "s2idle");
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "3");
+	CHECK_STR(get("%s/sys/module/pseudosleep/parameters/wake_on", t),
+		  "irq");
+	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "0");
+	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "0");
+	CHECK(!path_exists(file));
+
+	/* killed again; the next run keeps ttyS0 no more: put back at once */
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	fake_opts(&o, t, "eth0", "pseudo", "ttyS0", false);
+	CHECK(!napd_setup(&o, &s1, err, sizeof(err)));
+	put("s2idle deep [pseudo]\n", "%s/sys/power/mem_sleep", t);
+	fake_opts(&o, t, "eth0", "pseudo", NULL, false);
+	CHECK(!napd_setup(&o, &s2, err, sizeof(err)));
+	CHECK(s2.recovered == 5 && s2.settings.nr == 4);
+	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "0");
+	{
+		char *text = read_whole(file);
+
+		CHECK(text && !strstr(text, "serial8250"));
+		free(text);
+	}
+	CHECK(!napd_restore(&s2));
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "3");
+	CHECK(!path_exists(file));
+
+	/* killed, then a start that is refused: the originals still back */
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	fake_opts(&o, t, "eth0", "pseudo", "ttyS0", false);
+	CHECK(!napd_setup(&o, &s1, err, sizeof(err)));
+	fake_opts(&o, t, "eth0", "pseudo", "ttyS9", false);
+	CHECK(napd_setup(&o, &s2, err, sizeof(err)) == -1);
+	CHECK(!napd_restore(&s2));
+	CHECK_STR(get("%s/sys/power/mem_sleep", t), "s2idle");
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "3");
+	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "0");
+	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "0");
+	CHECK(!path_exists(file));
 }
 
 static void test_setup_dry_run(void)
@@ -1492,7 +1647,8 @@ static char ctl_sock[PATH_MAX];
 	(char *)napd_bin, "--port", "80", "--port", "11211",		\
 	"--wake-dev", "eth0", "--idle-ms", "5", "--keep-awake",		\
 	"ttyS0", "--sysfs-root", sys, "--proc-root", proc, "--stats",	\
-	"--config", "/dev/null", "--status-socket", ctl_sock
+	"--config", "/dev/null", "--status-socket", ctl_sock,		\
+	"--state-dir", state_dir
 
 static void check_restored(const char *t)
 {
@@ -2021,6 +2177,7 @@ static void test_napd_status_reload(void)
 	char *argv[] = { (char *)napd_bin, "--config", s.conf, "--port",
 			 "80", "--wake-dev", "eth0", "--sysfs-root", r->sys,
 			 "--proc-root", r->proc, "--status-socket", ctl_sock,
+			 "--state-dir", state_dir,
 			 "--log", "--process", "blockme", NULL };
 
 	fake_run(r, "status", NULL);
@@ -2052,11 +2209,18 @@ static void test_napd_status_reload(void)
 /* Snapshot of every host setting napd may change in a fake tree. */
 static void settings_snapshot(const char *t, char *buf, size_t size)
 {
-	snprintf(buf, size, "%s|%s|%s|%s|%s|%s", get("%s/sys/power/mem_sleep", t),
-		 get("%s/sys/power/wake_irq", t), get("%s/" NOSLEEP_ETH0, t),
-		 get("%s/" NOSLEEP_TTY, t),
-		 get("%s/sys/module/pseudosleep/parameters/wake_on", t),
-		 get("%s/sys/power/state", t));
+	static const char *const files[] = {
+		"sys/power/mem_sleep", "sys/power/wake_irq", NOSLEEP_ETH0,
+		NOSLEEP_TTY, "sys/module/pseudosleep/parameters/wake_on",
+	};
+	size_t len = 0;
+	unsigned int i;
+
+	/* get() has four buffers: one at a time */
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		len += snprintf(buf + len, size - len, "%s|",
+				get("%s/%s", t, files[i]));
 }
 
 static void test_napd_check_config(void)
@@ -2125,7 +2289,122 @@ static void test_napd_check_config(void)
 	CHECK(out_has(out, want));
 	settings_snapshot(t, after, sizeof(after));
 	CHECK_STR(after, before);
+	CHECK_STR(get("%s/sys/power/state", t), "freeze mem disk");
 	CHECK(!path_exists(ctl_sock));
+	CHECK(!path_exists(state_dir));
+}
+
+/* Start napd in the background, output to @out; its pid. */
+static pid_t spawn_napd(char *const argv[], const char *out)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(napd_bin, argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Wait up to 5 s for the fake file to read @want. */
+static bool wait_value(const char *want, const char *fmt, const char *t)
+{
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		if (!strcmp(get(fmt, t), want))
+			return true;
+		usleep(10000);
+	}
+	printf("# %s: '%s', want '%s'\n", fmt, get(fmt, t), want);
+	return false;
+}
+
+/*
+ * kill -9 leaves napd's settings on the host and the originals in the
+ * state directory: the next napd restores those on stop, and
+ * napd --restore restores them without starting.
+ */
+static void test_napd_kill9(void)
+{
+	const char *t = new_tree("kill9");
+	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], file[PATH_MAX];
+	char before[2048], after[2048];
+	char *argv[] = { NAPD_ARGS(sys, proc), "--log", NULL };
+	char *restore[] = { (char *)napd_bin, "--restore", "--state-dir",
+			    state_dir, NULL };
+	int status;
+	pid_t pid;
+
+	build_tree(t, true);
+	put("irq\n", "%s/sys/module/pseudosleep/parameters/wake_on", t);
+	put(snmp_text, "%s/proc/net/snmp", t);
+	put("3,4\n", "%s/sys/power/wake_irq", t);
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+	path_fmt(file, sizeof(file), "%s/settings", state_dir);
+	/* as the kernel shows it after napd's write and after the restore */
+	settings_snapshot(t, before, sizeof(before));
+	put("s2idle\n", "%s/sys/power/mem_sleep", t);
+	settings_snapshot(t, after, sizeof(after));
+	strcpy(before, after);
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+
+	/* start, let it change everything, SIGKILL */
+	pid = spawn_napd(argv, out);
+	CHECK(wait_value("1", "%s/" NOSLEEP_TTY, t));
+	CHECK(path_exists(file));
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	CHECK(WIFSIGNALED(status));
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "25");
+	CHECK_STR(get("%s/sys/module/pseudosleep/parameters/wake_on", t),
+		  "task");
+	CHECK(path_exists(file));
+
+	/* start again (the kernel lists its modes), stop: as before */
+	put("s2idle deep [pseudo]\n", "%s/sys/power/mem_sleep", t);
+	CHECK(run_napd(argv, out, 300) == 0);
+	CHECK(out_has(out, "left by a napd that did not stop cleanly"));
+	settings_snapshot(t, after, sizeof(after));
+	CHECK_STR(after, before);
+	CHECK(!path_exists(file));
+
+	/* SIGKILL, then napd --restore; while a napd runs it is refused */
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	pid = spawn_napd(argv, out);
+	CHECK(wait_value("1", "%s/" NOSLEEP_TTY, t));
+	path_fmt(out, sizeof(out), "%s/out-restore", t);
+	CHECK(run_napd(restore, out, 0) == 1);
+	CHECK(out_has(out, "another napd (pid "));
+	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "1");
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	CHECK(run_napd(restore, out, 0) == 0);
+	CHECK(out_has(out, "restored 5 settings from"));
+	settings_snapshot(t, after, sizeof(after));
+	CHECK_STR(after, before);
+	CHECK(!path_exists(file));
+	CHECK(run_napd(restore, out, 0) == 0);
+	CHECK(out_has(out, "nothing to restore"));
+
+	/* a state directory that cannot be made: refused, nothing changed */
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	settings_snapshot(t, before, sizeof(before));
+	put("", "%s/plainfile", t);
+	path_fmt(state_dir, sizeof(state_dir), "%s/plainfile/state", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+	CHECK(run_napd(argv, out, 0) == 1);
+	CHECK(out_has(out, "cannot create state directory"));
+	settings_snapshot(t, after, sizeof(after));
+	CHECK_STR(after, before);
 }
 
 static const struct {
@@ -2144,6 +2423,8 @@ static const struct {
 	{ "stats_json", test_stats_json, false },
 	{ "irq_resolve", test_irq_resolve, false },
 	{ "setup_restore", test_setup_restore, false },
+	{ "settings_saved_file", test_settings_file, false },
+	{ "setup_crash_recovery", test_setup_crash_recovery, false },
 	{ "setup_dry_run", test_setup_dry_run, false },
 	{ "setup_refusals", test_setup_refusals, false },
 	{ "setup_s2idle_upstream", test_setup_s2idle, false },
@@ -2176,6 +2457,7 @@ static const struct {
 	{ "napd_new_connection_seen", test_napd_dump_skipped, true },
 	{ "napd_status_and_sighup_reload", test_napd_status_reload, true },
 	{ "napd_check_config", test_napd_check_config, true },
+	{ "napd_kill9_restart_restore", test_napd_kill9, true },
 };
 
 int main(int argc, char *argv[])

@@ -74,7 +74,7 @@ struct napd {
 	struct diag diag;
 	bool use_diag;
 	char tcp[2][PATH_MAX];		/* /proc/net/tcp and tcp6 */
-	int rx_fd;
+	int rx_fds[NAPD_MAX_WAKE_DEVS];	/* as setup.rx_packets */
 	int rx6_fd;			/* wake_on=task: /proc/net/snmp6 */
 	unsigned long long last_rx;
 	unsigned long long quiet_since;	/* CLOCK_MONOTONIC ns */
@@ -149,14 +149,24 @@ static int read_rx(struct napd *n, unsigned long long *rx)
 	char buf[8192], *end;
 	int ret;
 
-	ret = pread_text(n->rx_fd, buf, n->setup.rx_snmp ? sizeof(buf) : 32);
-	if (ret)
-		return ret;
-	if (n->setup.rx_snmp)
+	int i;
+
+	if (n->setup.rx_snmp) {
+		ret = pread_text(n->rx_fds[0], buf, sizeof(buf));
+		if (ret)
+			return ret;
 		return procnet_snmp_in(buf, rx) || read_rx6(n, rx) ? -EINVAL : 0;
-	*rx = strtoull(buf, &end, 10);
-	if (end == buf)
-		return -EINVAL;
+	}
+	/* The sum over the wake devices: any change is traffic. */
+	*rx = 0;
+	for (i = 0; i < n->setup.nr_rx; i++) {
+		ret = pread_text(n->rx_fds[i], buf, 32);
+		if (ret)
+			return ret;
+		*rx += strtoull(buf, &end, 10);
+		if (end == buf)
+			return -EINVAL;
+	}
 	return 0;
 }
 
@@ -569,7 +579,11 @@ static void do_reload(struct napd *n)
 		notify(false, false, "reload failed, settings kept");
 		return;
 	}
-	if (strcmp(fresh.wake_dev, o->wake_dev) || fresh.mode != o->mode ||
+	bool same_devs = fresh.nr_wake_devs == o->nr_wake_devs;
+
+	for (i = 0; same_devs && i < o->nr_wake_devs; i++)
+		same_devs = !strcmp(fresh.wake_devs[i], o->wake_devs[i]);
+	if (!same_devs || fresh.mode != o->mode ||
 	    fresh.nr_keep != o->nr_keep ||
 	    strcmp(fresh.sysfs_root, o->sysfs_root) ||
 	    strcmp(fresh.proc_root, o->proc_root) ||
@@ -577,7 +591,9 @@ static void do_reload(struct napd *n)
 	    fresh.dry_run != o->dry_run)
 		fprintf(stderr, "napd: reload: wake-dev, mode, keep-awake, sysfs-root, proc-root, status-socket and dry-run take a restart; kept\n");
 	/* Copies: the old strings go with the old settings. */
-	fresh.wake_dev = napd_opts_strdup(&fresh, o->wake_dev);
+	for (i = 0; i < o->nr_wake_devs; i++)
+		fresh.wake_devs[i] = napd_opts_strdup(&fresh, o->wake_devs[i]);
+	fresh.nr_wake_devs = o->nr_wake_devs;
 	fresh.mode = o->mode;
 	for (i = 0; i < o->nr_keep; i++)
 		fresh.keep_awake[i] = napd_opts_strdup(&fresh, o->keep_awake[i]);
@@ -586,8 +602,9 @@ static void do_reload(struct napd *n)
 	fresh.proc_root = napd_opts_strdup(&fresh, o->proc_root);
 	fresh.status_socket = napd_opts_strdup(&fresh, o->status_socket);
 	fresh.dry_run = o->dry_run;
-	ok = fresh.wake_dev && fresh.sysfs_root && fresh.proc_root &&
-	     fresh.status_socket;
+	ok = fresh.sysfs_root && fresh.proc_root && fresh.status_socket;
+	for (i = 0; i < fresh.nr_wake_devs; i++)
+		ok = ok && fresh.wake_devs[i];
 	for (i = 0; i < fresh.nr_keep; i++)
 		ok = ok && fresh.keep_awake[i];
 	if (!ok) {
@@ -704,10 +721,21 @@ static int install_signals(void)
 static int start(struct napd *n)
 {
 	const struct napd_opts *o = n->o;
-	char irqs[SETTING_VAL_MAX] = "", path6[PATH_MAX];
-	int ret;
+	char irqs[SETTING_VAL_MAX] = "", path6[PATH_MAX], devs[160];
+	char nics[NAPD_MAX_NICS * 17] = "";
+	const struct napd_setup *s = &n->setup;
+	bool detail;
+	int ret, i;
 
-	n->rx_fd = open(n->setup.rx_packets, O_RDONLY | O_CLOEXEC);
+	for (i = 0; i < n->setup.nr_rx; i++) {
+		n->rx_fds[i] = open(n->setup.rx_packets[i],
+				    O_RDONLY | O_CLOEXEC);
+		if (n->rx_fds[i] < 0) {
+			fprintf(stderr, "napd: cannot open %s: %s\n",
+				n->setup.rx_packets[i], strerror(errno));
+			return -1;
+		}
+	}
 	if (n->setup.rx_snmp) {
 		/* No snmp6 without IPv6: then there is nothing to add. */
 		if (path_fmt(path6, sizeof(path6), "%s/net/snmp6",
@@ -718,8 +746,10 @@ static int start(struct napd *n)
 		}
 		n->rx6_fd = open(path6, O_RDONLY | O_CLOEXEC);
 	}
-	if (n->rx_fd < 0 || read_rx(n, &n->last_rx)) {
-		fprintf(stderr, "napd: cannot read %s\n", n->setup.rx_packets);
+	if (read_rx(n, &n->last_rx)) {
+		fprintf(stderr, "napd: cannot read %s%s\n",
+			n->setup.rx_packets[0],
+			n->setup.nr_rx > 1 ? " or another wake device's" : "");
 		return -1;
 	}
 	if (path_fmt(n->tcp[0], sizeof(n->tcp[0]), "%s/net/tcp",
@@ -761,13 +791,29 @@ static int start(struct napd *n)
 	}
 
 	irqlist_format(n->setup.irqs, n->setup.nr_irqs, irqs, sizeof(irqs));
-	logmsg(n, "mode %s, idle %lu ms, wake device %s, wake irqs %s (from %s), connections via %s",
-	       napd_mode_name(o->mode), o->idle_ms, o->wake_dev,
+	for (i = 0; i < s->nr_nics; i++)
+		snprintf(nics + strlen(nics), sizeof(nics) - strlen(nics),
+			 "%s%s", i ? "," : "", s->nics[i]);
+	logmsg(n, "mode %s, idle %lu ms, wake device%s %s, wake irqs %s (from %s), connections via %s",
+	       napd_mode_name(o->mode), o->idle_ms,
+	       o->nr_wake_devs == 1 ? "" : "s",
+	       napd_wake_devs_str(o, devs, sizeof(devs)),
 	       irqs[0] ? irqs : "none",
-	       n->setup.irq_src.from[0] ? n->setup.irq_src.from : "-",
+	       s->nr_nics > 1 ? nics :
+	       s->nr_nics && s->irq_src[0].from[0] ? s->irq_src[0].from : "-",
 	       n->use_diag ? "sock_diag" : n->tcp[0]);
-	logmsg(n, "armed %s: %s", irqs[0] ? irqs : "none",
-	       n->setup.irq_src.armed[0] ? n->setup.irq_src.armed : "-");
+	/* A bond, a VLAN or several devices: where each NIC's IRQs are. */
+	detail = s->nr_nics > 1 ||
+		 (s->nr_nics == 1 && strcmp(s->nics[0], s->nic_of[0]));
+	if (!detail)
+		logmsg(n, "armed %s: %s", irqs[0] ? irqs : "none",
+		       s->nr_nics && s->irq_src[0].armed[0] ?
+		       s->irq_src[0].armed : "-");
+	for (i = 0; detail && i < s->nr_nics; i++)
+		logmsg(n, "NIC %s (wake-dev %s): IRQs from %s, armed %s",
+		       s->nics[i], s->nic_of[i],
+		       s->irq_src[i].from[0] ? s->irq_src[i].from : "-",
+		       s->irq_src[i].armed[0] ? s->irq_src[i].armed : "none");
 	logmsg(n, "naps end on %s; activity: %s",
 	       n->setup.rx_snmp ? "work for user space (wake_on=task)" :
 	       "any armed IRQ (wake_on=irq)",
@@ -848,8 +894,8 @@ static void free_opts(void)
 int main(int argc, char *argv[])
 {
 	static struct napd n;
-	char err[8192], status[192];
-	int ret = 0, state_fd = -1;
+	char err[8192], status[192], devs[160];
+	int ret = 0, state_fd = -1, i;
 
 	ret = napd_load_opts(&o, argc, argv, err, sizeof(err));
 	if (o.check_config) {
@@ -889,7 +935,8 @@ int main(int argc, char *argv[])
 	n.o = &o;
 	n.argc = argc;
 	n.argv = argv;
-	n.rx_fd = -1;
+	for (i = 0; i < NAPD_MAX_WAKE_DEVS; i++)
+		n.rx_fds[i] = -1;
 	n.rx6_fd = -1;
 	n.diag.fd = -1;
 	n.ctl_fd = -1;
@@ -936,7 +983,7 @@ int main(int argc, char *argv[])
 	} else {
 		snprintf(status, sizeof(status),
 			 "napping when idle for %lu ms; wake device %s",
-			 o.idle_ms, o.wake_dev);
+			 o.idle_ms, napd_wake_devs_str(&o, devs, sizeof(devs)));
 		notify(true, false, status);
 		if (run(&n) < 0)
 			ret = 1;
@@ -950,8 +997,9 @@ int main(int argc, char *argv[])
 	if (state_fd >= 0)
 		close(state_fd);
 	diag_close(&n.diag);
-	if (n.rx_fd >= 0)
-		close(n.rx_fd);
+	for (i = 0; i < NAPD_MAX_WAKE_DEVS; i++)
+		if (n.rx_fds[i] >= 0)
+			close(n.rx_fds[i]);
 	if (n.rx6_fd >= 0)
 		close(n.rx6_fd);
 

@@ -27,7 +27,8 @@ const char napd_usage[] =
 "\n"
 "  --port PORT          TCP port served (1..65535, repeatable, required)\n"
 "  --udp-port PORT      UDP port served: queued data blocks a nap (repeatable)\n"
-"  --wake-dev NETDEV    network device whose IRQs end a nap (required)\n"
+"  --wake-dev NETDEV    network device whose IRQs end a nap (required,\n"
+"                       repeatable); a bond, team or VLAN stands for its NICs\n"
 "  --idle-ms MS         quiet time before a nap (1..3600000, default 50)\n"
 "  --mode MODE          pseudo (default), s2idle or deep\n"
 "  --wake-on WHAT       pseudo naps end on: task (a request for user space;\n"
@@ -181,7 +182,7 @@ static const struct {
 	{ "port",		OPT_PORT,		ARG | LIST },
 	{ "udp-port",		OPT_UDP_PORT,		ARG | LIST },
 	{ "idle-ms",		OPT_IDLE_MS,		ARG },
-	{ "wake-dev",		OPT_WAKE_DEV,		ARG },
+	{ "wake-dev",		OPT_WAKE_DEV,		ARG | LIST },
 	{ "mode",		OPT_MODE,		ARG },
 	{ "wake-on",		OPT_WAKE_ON,		ARG },
 	{ "keep-awake",		OPT_KEEP_AWAKE,		ARG | LIST },
@@ -309,7 +310,13 @@ static int apply_opt(struct napd_opts *o, enum opt_id id, const char *pfx,
 		if (!*arg || strchr(arg, '/') || strlen(arg) > 15)
 			return fail(err, errlen, "bad %swake-dev '%s'", pfx,
 				    arg);
-		o->wake_dev = arg;
+		for (v = 0; v < (unsigned long)o->nr_wake_devs; v++)
+			if (!strcmp(o->wake_devs[v], arg))
+				return 0;
+		if (o->nr_wake_devs == NAPD_MAX_WAKE_DEVS)
+			return fail(err, errlen, "too many %swake-dev (max %d)",
+				    pfx, NAPD_MAX_WAKE_DEVS);
+		o->wake_devs[o->nr_wake_devs++] = arg;
 		return 0;
 	case OPT_MODE:
 		if (name_index(mode_names, ARRAY_SIZE(mode_names), arg, &v))
@@ -492,7 +499,7 @@ static int check_required(const struct napd_opts *o, const char *file,
 		return fail(err, errlen, "missing --port%s%s%s", file ?
 			    " (or port in " : "", file ? file : "",
 			    file ? ")" : "");
-	if (!o->wake_dev)
+	if (!o->nr_wake_devs)
 		return fail(err, errlen, "missing --wake-dev%s%s%s", file ?
 			    " (or wake-dev in " : "", file ? file : "",
 			    file ? ")" : "");
@@ -510,6 +517,24 @@ int napd_parse_opts(struct napd_opts *o, int argc, char *const argv[],
 	if (parse_argv(o, &seen, argc, argv, err, errlen))
 		return -1;
 	return check_required(o, NULL, err, errlen);
+}
+
+const char *napd_wake_devs_str(const struct napd_opts *o, char *buf,
+			       size_t size)
+{
+	size_t len = 0;
+	int i, n;
+
+	if (size)
+		buf[0] = '\0';
+	for (i = 0; i < o->nr_wake_devs && len < size; i++) {
+		n = snprintf(buf + len, size - len, "%s%s", i ? "," : "",
+			     o->wake_devs[i]);
+		if (n < 0)
+			break;
+		len += n;
+	}
+	return buf;
 }
 
 char *napd_opts_strdup(struct napd_opts *o, const char *s)
@@ -691,7 +716,8 @@ static void take_opt(struct napd_opts *dst, const struct napd_opts *src,
 		dst->idle_ms = src->idle_ms;
 		break;
 	case OPT_WAKE_DEV:
-		dst->wake_dev = src->wake_dev;
+		memcpy(dst->wake_devs, src->wake_devs, sizeof(dst->wake_devs));
+		dst->nr_wake_devs = src->nr_wake_devs;
 		break;
 	case OPT_MODE:
 		dst->mode = src->mode;

@@ -15,6 +15,7 @@
 #define NAPD_MAX_PORTS		64
 #define NAPD_MAX_KEEP		16
 #define NAPD_MAX_PROCS		16
+#define NAPD_MAX_WAKE_DEVS	8
 #define NAPD_IDLE_MS_DEFAULT	50
 #define NAPD_IDLE_MS_MAX	3600000UL
 #define NAPD_CPU_MAX_DEFAULT	10
@@ -41,7 +42,8 @@ struct napd_opts {
 	unsigned short udp_ports[NAPD_MAX_PORTS];
 	int nr_udp_ports;
 	unsigned long idle_ms;
-	const char *wake_dev;
+	const char *wake_devs[NAPD_MAX_WAKE_DEVS];	/* as given */
+	int nr_wake_devs;
 	enum napd_mode mode;
 	enum napd_wake_on wake_on;
 	const char *keep_awake[NAPD_MAX_KEEP];
@@ -110,6 +112,10 @@ int napd_load_opts(struct napd_opts *o, int argc, char *const argv[],
 		   char *err, size_t errlen);
 
 const char *napd_mode_name(enum napd_mode mode);
+
+/* The wake devices as "eth0,eth1" in @buf (cut short if need be). */
+const char *napd_wake_devs_str(const struct napd_opts *o, char *buf,
+			       size_t size);
 
 extern const char napd_usage[];
 

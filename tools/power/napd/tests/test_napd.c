@@ -331,7 +331,8 @@ static void test_opts_defaults(void)
 	CHECK(!parse(&o, err, sizeof(err), "--port", "80", "--wake-dev",
 		     "eth0", NULL));
 	CHECK(o.nr_ports == 1 && o.ports[0] == 80);
-	CHECK_STR(o.wake_dev, "eth0");
+	CHECK(o.nr_wake_devs == 1);
+	CHECK_STR(o.wake_devs[0], "eth0");
 	CHECK(o.idle_ms == 50);
 	CHECK(o.mode == NAPD_MODE_PSEUDO);
 	CHECK(!o.dry_run && !o.stats && !o.log && !o.max_naps);
@@ -354,7 +355,8 @@ static void test_opts_full(void)
 	CHECK(o.nr_ports == 2);	/* the repeated 80 is folded */
 	CHECK(o.ports[0] == 80 && o.ports[1] == 11211);
 	CHECK(o.idle_ms == 3600000);
-	CHECK_STR(o.wake_dev, "eth1");
+	CHECK(o.nr_wake_devs == 1);
+	CHECK_STR(o.wake_devs[0], "eth1");
 	CHECK(o.mode == NAPD_MODE_DEEP);
 	CHECK(o.nr_keep == 2);
 	CHECK_STR(o.keep_awake[1], "/sys/devices/platform/serial8250");
@@ -695,6 +697,201 @@ static void test_setup_restore(void)
 	CHECK_STR(get("%s/sys/power/mem_sleep", t), "deep");
 	CHECK_STR(get("%s/sys/power/wake_irq", t), "5,9");
 	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "1");
+}
+
+/* ---- several wake devices, bonds and VLANs ---- */
+
+/*
+ * On top of build_tree(): eth3, a second virtio NIC (virtio2, MSI-X
+ * 30-32, receive vector 31); bond0 over eth0 and eth3 (lower_* links);
+ * bond1 over eth0 and eth1 named only in bonding/slaves; eth0.100, a VLAN
+ * on eth0; bond0.5, a VLAN on bond0; bond2, a bond without ports; dummy0.
+ */
+static void build_bond_tree(const char *t)
+{
+	static const char more_irqs[] =
+		" 30:          0          0          0          0  PCI-MSIX-0000:00:04.0   0-edge      virtio2-config\n"
+		" 31:          7          0          0          0  PCI-MSIX-0000:00:04.0   1-edge      virtio2-input.0\n"
+		" 32:          0          0          0          0  PCI-MSIX-0000:00:04.0   2-edge      virtio2-output.0\n";
+	const char *v = "%s/sys/devices/virtual/net/%s";
+	const char *nmi = strstr(interrupts_virtio, "NMI:");
+	char irqs[4096];
+
+	build_tree(t, true);
+	snprintf(irqs, sizeof(irqs), "%.*s%s%s", (int)(nmi - interrupts_virtio),
+		 interrupts_virtio, more_irqs, nmi);
+	put(irqs, "%s/proc/interrupts", t);
+
+	mkdir_p("%s/sys/devices/pci0000:00/0000:00:04.0/msi_irqs/30", t);
+	mkdir_p("%s/sys/devices/pci0000:00/0000:00:04.0/msi_irqs/31", t);
+	mkdir_p("%s/sys/devices/pci0000:00/0000:00:04.0/msi_irqs/32", t);
+	put("0\n", "%s/sys/devices/pci0000:00/0000:00:04.0/virtio2/power/nosleep", t);
+	put("300\n", "%s/sys/devices/pci0000:00/0000:00:04.0/virtio2/net/eth3/statistics/rx_packets", t);
+	link_to("../../../virtio2", "%s/sys/devices/pci0000:00/0000:00:04.0/virtio2/net/eth3/device", t);
+	link_to("../../devices/pci0000:00/0000:00:04.0/virtio2/net/eth3", "%s/sys/class/net/eth3", t);
+
+	put("50\n", "%s/sys/devices/virtual/net/bond0/statistics/rx_packets", t);
+	link_to("../../../pci0000:00/0000:00:02.0/virtio0/net/eth0", "%s/sys/devices/virtual/net/bond0/lower_eth0", t);
+	link_to("../../../pci0000:00/0000:00:04.0/virtio2/net/eth3", "%s/sys/devices/virtual/net/bond0/lower_eth3", t);
+	link_to("../../devices/virtual/net/bond0", "%s/sys/class/net/bond0", t);
+
+	put("60\n", "%s/sys/devices/virtual/net/bond1/statistics/rx_packets", t);
+	put("eth0 eth1\n", "%s/sys/devices/virtual/net/bond1/bonding/slaves", t);
+	link_to("../../devices/virtual/net/bond1", "%s/sys/class/net/bond1", t);
+
+	put("70\n", "%s/sys/devices/virtual/net/eth0.100/statistics/rx_packets", t);
+	link_to("../../../pci0000:00/0000:00:02.0/virtio0/net/eth0", "%s/sys/devices/virtual/net/eth0.100/lower_eth0", t);
+	link_to("../../devices/virtual/net/eth0.100", "%s/sys/class/net/eth0.100", t);
+
+	put("80\n", "%s/sys/devices/virtual/net/bond0.5/statistics/rx_packets", t);
+	link_to("../bond0", "%s/sys/devices/virtual/net/bond0.5/lower_bond0", t);
+	link_to("../../devices/virtual/net/bond0.5", "%s/sys/class/net/bond0.5", t);
+
+	put("0\n", v, t, "bond2/statistics/rx_packets");
+	put("\n", v, t, "bond2/bonding/slaves");
+	link_to("../../devices/virtual/net/bond2", "%s/sys/class/net/bond2", t);
+	put("0\n", v, t, "dummy0/statistics/rx_packets");
+	link_to("../../devices/virtual/net/dummy0", "%s/sys/class/net/dummy0", t);
+}
+
+#define NOSLEEP_ETH1 "sys/devices/pci0000:00/0000:00:03.0/power/nosleep"
+#define NOSLEEP_ETH3 "sys/devices/pci0000:00/0000:00:04.0/virtio2/power/nosleep"
+
+/* napd_setup() with --wake-dev for each of @devs ("a b"); 0 or -1. */
+static int setup_devs(const char *t, const char *devs, struct napd_setup *s,
+		      char *err, size_t errlen)
+{
+	static char sys[PATH_MAX], proc[PATH_MAX], state[PATH_MAX];
+	static char names[8][32];
+	char *argv[40] = { "napd", "--port", "80", "--sysfs-root", sys,
+			   "--proc-root", proc, "--state-dir", state,
+			   "--wake-on", "irq" };
+	int argc = 11, nr = 0;
+	struct napd_opts o;
+	const char *p = devs;
+
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(state, sizeof(state), "%s/state", t);
+	mkdir_p("%s", state);
+	while (*p && nr < 8) {
+		size_t len = strcspn(p, " ");
+
+		snprintf(names[nr], sizeof(names[nr]), "%.*s", (int)len, p);
+		argv[argc++] = "--wake-dev";
+		argv[argc++] = names[nr++];
+		p += len + (p[len] == ' ');
+	}
+	if (napd_parse_opts(&o, argc, argv, err, errlen)) {
+		printf("# %s\n", err);
+		return -2;
+	}
+	return napd_setup(&o, s, err, errlen);
+}
+
+static void test_setup_many_nics(void)
+{
+	static const struct {
+		const char *devs;
+		const char *irqs;
+		const char *nics;
+		int nr_rx;
+	} good[] = {
+		{ "eth0 eth3", "25,31", "eth0 eth3", 2 },
+		{ "bond0", "25,31", "eth0 eth3", 1 },
+		{ "bond1", "10,25", "eth0 eth1", 1 },	/* bonding/slaves */
+		{ "eth0.100", "25", "eth0", 1 },
+		{ "bond0.5", "25,31", "eth0 eth3", 1 },	/* VLAN on a bond */
+		{ "eth0 bond0 eth0.100", "25,31", "eth0 eth3", 3 },
+		{ "eth1 eth2", "10,27", "eth1 eth2", 2 },
+	};
+	const char *t = new_tree("nics");
+	static struct napd_setup s;
+	char err[1024], nics[256];
+	unsigned int i;
+	int j;
+
+	build_bond_tree(t);
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		if (setup_devs(t, good[i].devs, &s, err, sizeof(err))) {
+			printf("# %s: %s\n", good[i].devs, err);
+			t_failed = true;
+			continue;
+		}
+		nics[0] = '\0';
+		for (j = 0; j < s.nr_nics; j++)
+			snprintf(nics + strlen(nics), sizeof(nics) - strlen(nics),
+				 "%s%s", j ? " " : "", s.nics[j]);
+		if (strcmp(get("%s/sys/power/wake_irq", t), good[i].irqs) ||
+		    strcmp(nics, good[i].nics) || s.nr_rx != good[i].nr_rx) {
+			printf("# %s: irqs %s nics '%s' rx %d\n", good[i].devs,
+			       get("%s/sys/power/wake_irq", t), nics, s.nr_rx);
+			t_failed = true;
+		}
+		/* every NIC kept awake, none of the others */
+		CHECK_STR(get("%s/" NOSLEEP_ETH0, t),
+			  strstr(good[i].nics, "eth0") ? "1" : "0");
+		CHECK_STR(get("%s/" NOSLEEP_ETH1, t),
+			  strstr(good[i].nics, "eth1") ? "1" : "0");
+		CHECK_STR(get("%s/" NOSLEEP_ETH3, t),
+			  strstr(good[i].nics, "eth3") ? "1" : "0");
+		CHECK(!napd_restore(&s));
+		CHECK_STR(get("%s/sys/power/wake_irq", t), "");
+		CHECK_STR(get("%s/" NOSLEEP_ETH3, t), "0");
+		put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	}
+	/* the counters of the devices as named: the bond's, the VLAN's */
+	CHECK(!setup_devs(t, "bond0 eth0.100", &s, err, sizeof(err)));
+	CHECK(strstr(s.rx_packets[0], "/bond0/statistics/rx_packets") &&
+	      strstr(s.rx_packets[1], "/eth0.100/statistics/rx_packets"));
+	CHECK(!napd_restore(&s));
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+
+	/* no IRQ to wake on: refused, with why, nothing changed */
+	CHECK(setup_devs(t, "eth0 bond2", &s, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "'bond2' has no IRQ: a virtual device with no lower devices (a bond or team without ports?)") != NULL);
+	CHECK(s.settings.nr == 0);
+	CHECK(setup_devs(t, "dummy0", &s, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "'dummy0' has no IRQ") != NULL);
+	CHECK(setup_devs(t, "eth0 eth9", &s, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "no network device 'eth9'") != NULL);
+	/* a port of a bond that is gone */
+	put("eth0 eth8\n", "%s/sys/devices/virtual/net/bond1/bonding/slaves", t);
+	CHECK(setup_devs(t, "bond1", &s, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "wake-dev 'bond1': no network device 'eth8'") != NULL);
+	CHECK(s.settings.nr == 0);
+	CHECK_STR(get("%s/sys/power/mem_sleep", t), "[s2idle] deep pseudo");
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "");
+	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "0");
+}
+
+static void test_opts_wake_devs(void)
+{
+	struct napd_opts o;
+	char err[512], path[PATH_MAX], devs[64];
+	char *argv[] = { "napd", "--config", path, "--port", "80", NULL };
+	char *cli[] = { "napd", "--config", path, "--wake-dev", "eth7",
+			"--wake-dev", "eth8", NULL };
+
+	CHECK(!parse(&o, err, sizeof(err), "--port", "80", "--wake-dev", "eth0",
+		     "--wake-dev", "bond0", "--wake-dev", "eth0", NULL));
+	CHECK(o.nr_wake_devs == 2);
+	CHECK_STR(napd_wake_devs_str(&o, devs, sizeof(devs)), "eth0,bond0");
+	CHECK(parse(&o, err, sizeof(err), "--port", "80", "--wake-dev", "a",
+		    "--wake-dev", "b", "--wake-dev", "c", "--wake-dev", "d",
+		    "--wake-dev", "e", "--wake-dev", "f", "--wake-dev", "g",
+		    "--wake-dev", "h", "--wake-dev", "i", NULL) == -1);
+	CHECK(strstr(err, "too many --wake-dev (max 8)") != NULL);
+
+	/* the file lists several; the command line replaces the list */
+	path_fmt(path, sizeof(path), "%s/devs.conf", tmp_root);
+	put("port = 80\nwake-dev = eth0, eth3\nwake-dev = bond0\n", "%s", path);
+	CHECK(!napd_load_opts(&o, 5, argv, err, sizeof(err)));
+	CHECK_STR(napd_wake_devs_str(&o, devs, sizeof(devs)), "eth0,eth3,bond0");
+	napd_opts_free(&o);
+	CHECK(!napd_load_opts(&o, 7, cli, err, sizeof(err)));
+	CHECK_STR(napd_wake_devs_str(&o, devs, sizeof(devs)), "eth7,eth8");
+	napd_opts_free(&o);
 }
 
 /* ---- the saved settings file ---- */
@@ -1099,7 +1296,8 @@ static void test_config_good(void)
 	CHECK(o.nr_ports == 3 && o.ports[0] == 80 && o.ports[1] == 443 &&
 	      o.ports[2] == 8080);
 	CHECK(o.nr_udp_ports == 2 && o.udp_ports[1] == 123);
-	CHECK_STR(o.wake_dev, "eth0");
+	CHECK(o.nr_wake_devs == 1);
+	CHECK_STR(o.wake_devs[0], "eth0");
 	CHECK(o.idle_ms == 200 && o.mode == NAPD_MODE_S2IDLE);
 	CHECK(o.nr_procs == 2);
 	CHECK_STR(o.procs[1], "backup.sh");
@@ -1946,7 +2144,8 @@ static void test_setup_wake_on(void)
 	if (napd_setup(&o, &s, err, sizeof(err)))
 		printf("# %s\n", err);
 	CHECK(s.rx_snmp);
-	CHECK(strstr(s.rx_packets, "/proc/net/snmp") != NULL);
+	CHECK(strstr(s.rx_packets[0], "/proc/net/snmp") != NULL);
+	CHECK(s.nr_rx == 1);
 	CHECK_STR(get(param, t), "task");
 	CHECK(!napd_restore(&s));
 	CHECK_STR(get(param, t), "irq");
@@ -2407,6 +2606,44 @@ static void test_napd_kill9(void)
 	CHECK_STR(after, before);
 }
 
+/* Two wake devices: both armed, and the second one's packets count. */
+static void test_napd_two_nics(void)
+{
+	const char *t = new_tree("twonics");
+	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], rx[PATH_MAX];
+	char *argv[] = { NAPD_ARGS(sys, proc), "--wake-dev", "eth3",
+			 "--wake-on", "irq", "--log", "--idle-ms", "200",
+			 NULL };
+	char *naps[] = { NAPD_ARGS(sys, proc), "--wake-dev", "bond0",
+			 "--wake-on", "irq", "--log", "--max-naps", "1", NULL };
+
+	build_bond_tree(t);
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+	path_fmt(rx, sizeof(rx), "%s/sys/class/net/eth3/statistics/rx_packets",
+		 t);
+
+	/* packets on eth3 every 10 ms: never 200 ms of quiet */
+	CHECK(run_napd_tick(argv, out, 500, bump_rx, rx) == 0);
+	CHECK(out_has(out, "{\"naps\":0,"));
+	CHECK(out_has(out, "napd: mode pseudo, idle 200 ms, wake devices eth0,eth3, wake irqs 25,31 (from eth0,eth3)"));
+	CHECK(out_has(out, "napd: NIC eth3 (wake-dev eth3): IRQs from "));
+	CHECK(out_has(out, "nap held back by packets"));
+	CHECK_STR(get("%s/sys/power/state", t), "freeze mem disk");
+	check_restored(t);
+	CHECK_STR(get("%s/" NOSLEEP_ETH3, t), "0");
+
+	/* a bond: its NICs armed, kept awake while it naps, then restored */
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	CHECK(run_napd(naps, out, 0) == 0);
+	CHECK(out_has(out, "wake devices eth0,bond0, wake irqs 25,31 (from eth0,eth3)"));
+	CHECK(out_has(out, "napd: NIC eth3 (wake-dev bond0): IRQs from "));
+	CHECK(out_has(out, "{\"naps\":1,"));
+	check_restored(t);
+	CHECK_STR(get("%s/" NOSLEEP_ETH3, t), "0");
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -2423,6 +2660,8 @@ static const struct {
 	{ "stats_json", test_stats_json, false },
 	{ "irq_resolve", test_irq_resolve, false },
 	{ "setup_restore", test_setup_restore, false },
+	{ "opts_wake_dev_repeated", test_opts_wake_devs, false },
+	{ "setup_many_nics_bond_vlan", test_setup_many_nics, false },
 	{ "settings_saved_file", test_settings_file, false },
 	{ "setup_crash_recovery", test_setup_crash_recovery, false },
 	{ "setup_dry_run", test_setup_dry_run, false },
@@ -2458,6 +2697,7 @@ static const struct {
 	{ "napd_status_and_sighup_reload", test_napd_status_reload, true },
 	{ "napd_check_config", test_napd_check_config, true },
 	{ "napd_kill9_restart_restore", test_napd_kill9, true },
+	{ "napd_two_nics_and_a_bond", test_napd_two_nics, true },
 };
 
 int main(int argc, char *argv[])

@@ -88,11 +88,14 @@ static unsigned long long now_ns(clockid_t clk)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* --log lines go to stderr (the journal under systemd). */
-static void logmsg(const struct napd *n, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/*
+ * --log lines go to stderr (the journal under systemd, at priority
+ * @prio).
+ */
+static void logmsg(const struct napd *n, int prio, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-static void logmsg(const struct napd *n, const char *fmt, ...)
+static void logmsg(const struct napd *n, int prio, const char *fmt, ...)
 {
 	char line[512];
 	va_list ap;
@@ -102,17 +105,18 @@ static void logmsg(const struct napd *n, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	/* One write per line, so lines of a pipe do not interleave. */
-	fprintf(stderr, "napd: %s\n", line);
+	napd_log(prio, "%s", line);
 }
 
-/* Each line of @msg on stderr, after @pfx. */
-static void print_lines(const char *pfx, const char *msg)
+/* Each line of @msg on stderr at @prio, with "napd: " if @named. */
+static void print_lines(int prio, bool named, const char *msg)
 {
 	while (*msg) {
 		size_t len = strcspn(msg, "\n");
 
-		fprintf(stderr, "%s%.*s\n", pfx, (int)len, msg);
+		fprintf(stderr, "%s%.*s\n",
+			named ? log_prefix(prio) : log_prio(prio), (int)len,
+			msg);
 		msg += len + (msg[len] == '\n');
 	}
 }
@@ -192,7 +196,7 @@ static int procfs_count(char paths[2][PATH_MAX],
 		ret = parse(text, ports, nr);
 		free(text);
 		if (ret < 0) {
-			fprintf(stderr, "napd: cannot parse %s\n", paths[i]);
+			napd_log(LOG_ERR, "cannot parse %s", paths[i]);
 			return -EINVAL;
 		}
 		busy += ret;
@@ -228,7 +232,7 @@ static int conn_busy(struct napd *n)
 
 		if (ret >= 0)
 			return ret;
-		fprintf(stderr, "napd: sock_diag failed (%s), reading %s\n",
+		napd_log(LOG_WARNING, "sock_diag failed (%s), reading %s",
 			strerror(-ret), n->tcp[0]);
 		diag_close(&n->diag);
 		n->use_diag = false;
@@ -310,7 +314,7 @@ static int sample(struct napd *n, struct cpu_sample *cpu,
 	ret = parse_proc_stat(text, cpu);
 	free(text);
 	if (ret) {
-		fprintf(stderr, "napd: cannot parse %s\n", n->stat_path);
+		napd_log(LOG_ERR, "cannot parse %s", n->stat_path);
 		return -EINVAL;
 	}
 	memset(disk, 0, sizeof(*disk));
@@ -322,7 +326,7 @@ static int sample(struct napd *n, struct cpu_sample *cpu,
 	ret = parse_diskstats(text, disk);
 	free(text);
 	if (ret) {
-		fprintf(stderr, "napd: cannot parse %s\n", n->diskstats_path);
+		napd_log(LOG_ERR, "cannot parse %s", n->diskstats_path);
 		return -EINVAL;
 	}
 	return 0;
@@ -401,7 +405,7 @@ static void held_back(struct napd *n, int check)
 	snprintf(n->stats.last_why, sizeof(n->stats.last_why), "%s", n->why);
 	n->napped = false;
 	if (!repeat)
-		logmsg(n, "nap held back by %s: %s", check_name(check),
+		logmsg(n, LOG_DEBUG, "nap held back by %s: %s", check_name(check),
 		       n->why);
 }
 
@@ -449,7 +453,7 @@ static void after_nap(struct napd *n, unsigned long long slept_ns)
 	}
 	if (have_lat)
 		snprintf(lat_s, sizeof(lat_s), "%llu", lat);
-	logmsg(n, "nap %lu slept %.3f ms duration_ns=%llu wake_irq=%s wake_latency_ns=%s aborted=0",
+	logmsg(n, LOG_DEBUG, "nap %lu slept %.3f ms duration_ns=%llu wake_irq=%s wake_latency_ns=%s aborted=0",
 	       n->stats.naps, dur / 1e6, dur, irq_s, lat_s);
 	snprintf(status, sizeof(status), "%lu naps, %.1f s asleep, last woken by IRQ %s",
 		 n->stats.naps, n->stats.nap_ns / 1e9, irq_s);
@@ -471,7 +475,7 @@ static int try_nap(struct napd *n)
 	if (ret == -EINTR)
 		return NAP_SKIPPED;
 	if (ret < 0) {
-		fprintf(stderr, "napd: cannot read %s: %s\n",
+		napd_log(LOG_ERR, "cannot read %s: %s",
 			s->wakeup_count, strerror(-ret));
 		return ret;
 	}
@@ -482,7 +486,7 @@ static int try_nap(struct napd *n)
 	 */
 	ret = activity(n, true);
 	if (ret <= CHECK_ERR(0)) {
-		fprintf(stderr, "napd: cannot check for activity: %s\n",
+		napd_log(LOG_ERR, "cannot check for activity: %s",
 			strerror(-(ret - CHECK_ERR(0))));
 		return ret - CHECK_ERR(0);
 	}
@@ -508,7 +512,7 @@ static int try_nap(struct napd *n)
 	if (ret == -EINTR)
 		return NAP_SKIPPED;
 	if (ret) {
-		fprintf(stderr, "napd: cannot write %s: %s\n",
+		napd_log(LOG_ERR, "cannot write %s: %s",
 			s->wakeup_count, strerror(-ret));
 		return ret;
 	}
@@ -528,12 +532,12 @@ static int try_nap(struct napd *n)
 	if (ret == -EBUSY || ret == -EAGAIN) {
 		/* A wakeup event raced the entry: exactly what we want. */
 		n->stats.aborted++;
-		logmsg(n, "nap aborted by a wakeup event during entry aborted=1");
+		logmsg(n, LOG_DEBUG, "nap aborted by a wakeup event during entry aborted=1");
 		return NAP_DONE;
 	}
 	if (ret == -EINTR)
 		return NAP_SKIPPED;
-	fprintf(stderr, "napd: cannot write 'mem' to %s: %s\n", s->state,
+	napd_log(LOG_ERR, "cannot write 'mem' to %s: %s", s->state,
 		strerror(-ret));
 	return ret;
 }
@@ -574,8 +578,8 @@ static void do_reload(struct napd *n)
 	reload = 0;
 	if (napd_load_opts(&fresh, n->argc, n->argv, err, sizeof(err))) {
 		napd_opts_free(&fresh);
-		fprintf(stderr, "napd: reload failed, settings kept:\n");
-		print_lines("napd: ", err);
+		napd_log(LOG_ERR, "reload failed, settings kept:");
+		print_lines(LOG_ERR, true, err);
 		notify(false, false, "reload failed, settings kept");
 		return;
 	}
@@ -589,7 +593,7 @@ static void do_reload(struct napd *n)
 	    strcmp(fresh.proc_root, o->proc_root) ||
 	    strcmp(fresh.status_socket, o->status_socket) ||
 	    fresh.dry_run != o->dry_run)
-		fprintf(stderr, "napd: reload: wake-dev, mode, keep-awake, sysfs-root, proc-root, status-socket and dry-run take a restart; kept\n");
+		napd_log(LOG_WARNING, "reload: wake-dev, mode, keep-awake, sysfs-root, proc-root, status-socket and dry-run take a restart; kept");
 	/* Copies: the old strings go with the old settings. */
 	for (i = 0; i < o->nr_wake_devs; i++)
 		fresh.wake_devs[i] = napd_opts_strdup(&fresh, o->wake_devs[i]);
@@ -609,14 +613,14 @@ static void do_reload(struct napd *n)
 		ok = ok && fresh.keep_awake[i];
 	if (!ok) {
 		napd_opts_free(&fresh);
-		fprintf(stderr, "napd: reload failed, settings kept: out of memory\n");
+		napd_log(LOG_ERR, "reload failed, settings kept: out of memory");
 		return;
 	}
 	napd_opts_free(o);
 	*o = fresh;
 	n->sampled = false;
 	n->conn_clean = false;	/* the ports may have changed */
-	fprintf(stderr, "napd: reloaded: idle %lu ms, cpu-max %lu%%, runnable-max %lu, %d process name%s\n",
+	napd_log(LOG_INFO, "reloaded: idle %lu ms, cpu-max %lu%%, runnable-max %lu, %d process name%s",
 		o->idle_ms, o->cpu_max, o->runnable_max, o->nr_procs,
 		o->nr_procs == 1 ? "" : "s");
 	snprintf(status, sizeof(status), "reloaded: idle %lu ms", o->idle_ms);
@@ -697,7 +701,7 @@ static int run(struct napd *n)
 fatal:
 	ret -= CHECK_ERR(0);
 fatal_errno:
-	fprintf(stderr, "napd: cannot check for activity: %s\n",
+	napd_log(LOG_ERR, "cannot check for activity: %s",
 		strerror(-ret));
 	return ret;
 }
@@ -731,7 +735,7 @@ static int start(struct napd *n)
 		n->rx_fds[i] = open(n->setup.rx_packets[i],
 				    O_RDONLY | O_CLOEXEC);
 		if (n->rx_fds[i] < 0) {
-			fprintf(stderr, "napd: cannot open %s: %s\n",
+			napd_log(LOG_ERR, "cannot open %s: %s",
 				n->setup.rx_packets[i], strerror(errno));
 			return -1;
 		}
@@ -740,14 +744,14 @@ static int start(struct napd *n)
 		/* No snmp6 without IPv6: then there is nothing to add. */
 		if (path_fmt(path6, sizeof(path6), "%s/net/snmp6",
 			     o->proc_root)) {
-			fprintf(stderr, "napd: path too long under %s\n",
+			napd_log(LOG_ERR, "path too long under %s",
 				o->proc_root);
 			return -1;
 		}
 		n->rx6_fd = open(path6, O_RDONLY | O_CLOEXEC);
 	}
 	if (read_rx(n, &n->last_rx)) {
-		fprintf(stderr, "napd: cannot read %s%s\n",
+		napd_log(LOG_ERR, "cannot read %s%s",
 			n->setup.rx_packets[0],
 			n->setup.nr_rx > 1 ? " or another wake device's" : "");
 		return -1;
@@ -773,7 +777,7 @@ static int start(struct napd *n)
 	n->use_diag = !strcmp(o->proc_root, "/proc") && !diag_open(&n->diag);
 	ret = conn_busy(n);
 	if (ret < 0) {
-		fprintf(stderr, "napd: cannot list TCP connections: %s\n",
+		napd_log(LOG_ERR, "cannot list TCP connections: %s",
 			strerror(-ret));
 		return -1;
 	}
@@ -781,11 +785,11 @@ static int start(struct napd *n)
 	/* No block layer (CONFIG_BLOCK=n), no disk I/O to wait for. */
 	n->have_diskstats = path_exists(n->diskstats_path);
 	if (!n->have_diskstats && o->disk_check)
-		fprintf(stderr, "napd: no %s, not checking disk I/O\n",
+		napd_log(LOG_NOTICE, "no %s, not checking disk I/O",
 			n->diskstats_path);
 	ret = sample(n, &n->cpu0, &n->disk0);
 	if (ret) {
-		fprintf(stderr, "napd: cannot read %s or %s: %s\n",
+		napd_log(LOG_ERR, "cannot read %s or %s: %s",
 			n->stat_path, n->diskstats_path, strerror(-ret));
 		return -1;
 	}
@@ -794,7 +798,7 @@ static int start(struct napd *n)
 	for (i = 0; i < s->nr_nics; i++)
 		snprintf(nics + strlen(nics), sizeof(nics) - strlen(nics),
 			 "%s%s", i ? "," : "", s->nics[i]);
-	logmsg(n, "mode %s, idle %lu ms, wake device%s %s, wake irqs %s (from %s), connections via %s",
+	logmsg(n, LOG_INFO, "mode %s, idle %lu ms, wake device%s %s, wake irqs %s (from %s), connections via %s",
 	       napd_mode_name(o->mode), o->idle_ms,
 	       o->nr_wake_devs == 1 ? "" : "s",
 	       napd_wake_devs_str(o, devs, sizeof(devs)),
@@ -806,20 +810,20 @@ static int start(struct napd *n)
 	detail = s->nr_nics > 1 ||
 		 (s->nr_nics == 1 && strcmp(s->nics[0], s->nic_of[0]));
 	if (!detail)
-		logmsg(n, "armed %s: %s", irqs[0] ? irqs : "none",
+		logmsg(n, LOG_INFO, "armed %s: %s", irqs[0] ? irqs : "none",
 		       s->nr_nics && s->irq_src[0].armed[0] ?
 		       s->irq_src[0].armed : "-");
 	for (i = 0; detail && i < s->nr_nics; i++)
-		logmsg(n, "NIC %s (wake-dev %s): IRQs from %s, armed %s",
+		logmsg(n, LOG_INFO, "NIC %s (wake-dev %s): IRQs from %s, armed %s",
 		       s->nics[i], s->nic_of[i],
 		       s->irq_src[i].from[0] ? s->irq_src[i].from : "-",
 		       s->irq_src[i].armed[0] ? s->irq_src[i].armed : "none");
-	logmsg(n, "naps end on %s; activity: %s",
+	logmsg(n, LOG_INFO, "naps end on %s; activity: %s",
 	       n->setup.rx_snmp ? "work for user space (wake_on=task)" :
 	       "any armed IRQ (wake_on=irq)",
 	       n->setup.rx_snmp ? "TCP segments for sockets and UDP datagrams" :
 	       "packets of the wake device");
-	logmsg(n, "idle checks: cpu-max %lu%%, runnable-max %lu, disk %s, %d process name%s, %d UDP port%s",
+	logmsg(n, LOG_INFO, "idle checks: cpu-max %lu%%, runnable-max %lu, disk %s, %d process name%s, %d UDP port%s",
 	       o->cpu_max, o->runnable_max,
 	       o->disk_check && n->have_diskstats ? "yes" : "no",
 	       o->nr_procs, o->nr_procs == 1 ? "" : "s", o->nr_udp_ports,
@@ -832,7 +836,7 @@ static int status_client(const struct napd_opts *o)
 	int ret = ctl_query(o->status_socket, stdout, 30);
 
 	if (ret) {
-		fprintf(stderr, "napd: no answer from %s: %s (is napd running?)\n",
+		napd_log(LOG_ERR, "no answer from %s: %s (is napd running?)",
 			o->status_socket, strerror(-ret));
 		return 1;
 	}
@@ -849,23 +853,23 @@ static int restore_saved(const struct napd_opts *o)
 	st.dry_run = o->dry_run;
 	if (path_fmt(st.file, sizeof(st.file), "%s/" SETTINGS_FILE,
 		     o->state_dir)) {
-		fprintf(stderr, "napd: path too long under %s\n", o->state_dir);
+		napd_log(LOG_ERR, "path too long under %s", o->state_dir);
 		return 1;
 	}
 	/* A running napd restores its own on SIGTERM: leave them alone. */
 	if (!o->dry_run) {
 		fd = state_lock(o->state_dir, err, sizeof(err));
 		if (fd < 0) {
-			fprintf(stderr, "napd: %s; stop it instead\n", err);
+			napd_log(LOG_ERR, "%s; stop it instead", err);
 			return 1;
 		}
 	}
 	n = settings_load(&st, err, sizeof(err));
 	if (n <= 0) {
 		if (n < 0)
-			fprintf(stderr, "napd: %s\n", err);
+			napd_log(LOG_ERR, "%s", err);
 		else
-			fprintf(stderr, "napd: nothing to restore: no %s\n",
+			napd_log(LOG_INFO, "nothing to restore: no %s",
 				st.file);
 		if (fd >= 0)
 			close(fd);
@@ -875,11 +879,11 @@ static int restore_saved(const struct napd_opts *o)
 	if (fd >= 0)
 		close(fd);
 	if (ret) {
-		fprintf(stderr, "napd: restoring from %s failed: %s; the file is kept\n",
+		napd_log(LOG_ERR, "restoring from %s failed: %s; the file is kept",
 			st.file, strerror(-ret));
 		return 1;
 	}
-	fprintf(stderr, "napd: restored %d setting%s from %s\n", n,
+	napd_log(LOG_INFO, "restored %d setting%s from %s", n,
 		n == 1 ? "" : "s", st.file);
 	return 0;
 }
@@ -896,6 +900,7 @@ int main(int argc, char *argv[])
 	static struct napd n;
 	char err[8192], status[192], devs[160];
 	int ret = 0, state_fd = -1, i;
+	bool restore_failed = false;
 
 	ret = napd_load_opts(&o, argc, argv, err, sizeof(err));
 	if (o.check_config) {
@@ -904,13 +909,13 @@ int main(int argc, char *argv[])
 			printf("%s: ok\n",
 			       o.config ? o.config : NAPD_CONFIG_DEFAULT);
 		else
-			print_lines("", err);
+			print_lines(LOG_ERR, false, err);
 		napd_opts_free(&o);
 		return ret ? 2 : 0;
 	}
 	if (ret) {
 		napd_opts_free(&o);
-		print_lines("napd: ", err);
+		print_lines(LOG_ERR, true, err);
 		/* the usage helps with a command line, not with a file */
 		if (ret == -1)
 			fprintf(stderr, "\n%s", napd_usage);
@@ -945,14 +950,14 @@ int main(int argc, char *argv[])
 
 	/* Before the first change, so a signal during setup still restores. */
 	if (install_signals()) {
-		perror("napd: sigaction");
+		napd_log(LOG_ERR, "sigaction: %s", strerror(errno));
 		return 1;
 	}
 
 	/* Before any change: a second napd must leave the first's alone. */
 	n.ctl_fd = ctl_listen(o.status_socket, err, sizeof(err));
 	if (n.ctl_fd < 0) {
-		fprintf(stderr, "napd: %s\n", err);
+		napd_log(LOG_ERR, "%s", err);
 		return 1;
 	}
 
@@ -960,21 +965,21 @@ int main(int argc, char *argv[])
 	if (!o.dry_run) {
 		state_fd = state_lock(o.state_dir, err, sizeof(err));
 		if (state_fd < 0) {
-			fprintf(stderr, "napd: %s\n", err);
+			napd_log(LOG_ERR, "%s", err);
 			ctl_close(n.ctl_fd, o.status_socket);
 			return 1;
 		}
 	}
 
 	if (napd_setup(&o, &n.setup, err, sizeof(err))) {
-		fprintf(stderr, "napd: %s\n", err);
+		napd_log(LOG_ERR, "%s", err);
 		notify(false, true, err);
 		napd_restore(&n.setup);
 		ctl_close(n.ctl_fd, o.status_socket);
 		return 1;
 	}
 	if (n.setup.recovered)
-		fprintf(stderr, "napd: %s: the originals of %d setting%s, left by a napd that did not stop cleanly, are taken as the originals\n",
+		napd_log(LOG_WARNING, "%s: the originals of %d setting%s, left by a napd that did not stop cleanly, are taken as the originals",
 			n.setup.settings.file, n.setup.recovered,
 			n.setup.recovered == 1 ? "" : "s");
 
@@ -991,8 +996,10 @@ int main(int argc, char *argv[])
 
 	notify(false, true, ret ? "failed, restoring settings" :
 	       "stopping, restoring settings");
-	if (napd_restore(&n.setup))
+	if (napd_restore(&n.setup)) {
+		restore_failed = true;
 		ret = 1;
+	}
 	ctl_close(n.ctl_fd, o.status_socket);
 	if (state_fd >= 0)
 		close(state_fd);
@@ -1003,8 +1010,15 @@ int main(int argc, char *argv[])
 	if (n.rx6_fd >= 0)
 		close(n.rx6_fd);
 
-	if (o.log)
-		stats_print_summary(&n.stats, stderr);
+	if (o.log) {
+		char sum[192];
+
+		stats_format_summary(&n.stats, sum, sizeof(sum));
+		napd_log(LOG_INFO, "%s", sum);
+		if (!restore_failed)
+			napd_log(LOG_INFO, "stopped%s; settings restored",
+				 ret ? " on an error" : "");
+	}
 	if (o.stats)
 		stats_print_json(&n.stats, stdout);
 	return ret;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "notify.h"
 #include "setup.h"
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -413,7 +414,7 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 			return fail(err, errlen,
 				    "cannot keep '%s' awake: %s missing",
 				    nosleep[i].what, nosleep[i].path);
-		fprintf(stderr, "napd: %s missing, not keeping '%s' awake\n",
+		napd_log(LOG_WARNING, "%s missing, not keeping '%s' awake",
 			nosleep[i].path, nosleep[i].what);
 		nosleep[i--] = nosleep[--nr_nosleep];
 	}

@@ -46,10 +46,11 @@ void stats_print_json(const struct napd_stats *st, FILE *f)
 	fprintf(f, "}}\n");
 }
 
-void stats_print_summary(const struct napd_stats *st, FILE *f)
+int stats_format_summary(const struct napd_stats *st, char *buf, size_t size)
 {
-	fprintf(f, "napd: summary naps=%lu aborted=%lu handshake_refused=%lu nap_ns=%llu\n",
-		st->naps, st->aborted, st->refused, st->nap_ns);
+	return snprintf(buf, size,
+			"summary naps=%lu aborted=%lu handshake_refused=%lu nap_ns=%llu",
+			st->naps, st->aborted, st->refused, st->nap_ns);
 }
 
 struct sbuf {

@@ -37,8 +37,8 @@ void stats_wake_irq(struct napd_stats *st, unsigned int irq);
 /* {"naps":N,"aborted":N,"handshake_refused":N,"nap_ns":N,"wake_irqs":{}} */
 void stats_print_json(const struct napd_stats *st, FILE *f);
 
-/* The --log exit summary line. */
-void stats_print_summary(const struct napd_stats *st, FILE *f);
+/* The --log exit summary line, "summary naps=N ...", no newline. */
+int stats_format_summary(const struct napd_stats *st, char *buf, size_t size);
 
 /*
  * The --status answer, one JSON object and a newline:

@@ -12,6 +12,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include "notify.h"
 #include "sysfs.h"
 
 int path_fmt(char *out, size_t size, const char *fmt, ...)
@@ -420,12 +421,12 @@ static int restore_one(const struct settings *st, const struct setting *s)
 	}
 	err = sysfs_write(s->path, s->old);
 	if (err == -ENOENT) {
-		fprintf(stderr, "napd: %s is gone, '%s' not restored\n",
+		napd_log(LOG_WARNING, "%s is gone, '%s' not restored",
 			s->path, s->old);
 		return 0;
 	}
 	if (err)
-		fprintf(stderr, "napd: cannot restore '%s' to %s: %s\n",
+		napd_log(LOG_ERR, "cannot restore '%s' to %s: %s",
 			s->old, s->path, strerror(-err));
 	return err;
 }

@@ -2644,6 +2644,134 @@ static void test_napd_two_nics(void)
 	CHECK_STR(get("%s/" NOSLEEP_ETH3, t), "0");
 }
 
+/* ---- journal priorities ---- */
+
+static void test_journal_stream(void)
+{
+	char path[PATH_MAX], env[64];
+	struct stat st;
+	int fd;
+
+	path_fmt(path, sizeof(path), "%s/stream", tmp_root);
+	fd = open(path, O_RDWR | O_CREAT, 0600);
+	CHECK(fd >= 0 && !fstat(fd, &st));
+	snprintf(env, sizeof(env), "%llu:%llu", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	CHECK(journal_stream_is(fd, env));
+	snprintf(env, sizeof(env), "%llu:%llu", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino + 1);
+	CHECK(!journal_stream_is(fd, env));
+	snprintf(env, sizeof(env), "%llu:%llux", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	CHECK(!journal_stream_is(fd, env));
+	CHECK(!journal_stream_is(fd, NULL));
+	CHECK(!journal_stream_is(fd, ""));
+	CHECK(!journal_stream_is(fd, "garbage"));
+	close(fd);
+	unlink(path);
+}
+
+/* Point $JOURNAL_STREAM at @out, as systemd does at the journal. */
+static void journal_env(const char *out)
+{
+	struct stat st;
+	char env[64];
+	int fd = open(out, O_WRONLY | O_CREAT, 0644);
+
+	if (fd < 0 || fstat(fd, &st)) {
+		t_failed = true;
+		return;
+	}
+	close(fd);
+	snprintf(env, sizeof(env), "%llu:%llu", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	setenv("JOURNAL_STREAM", env, 1);
+}
+
+/* Every line of @out starts with "<N>" (or is --stats JSON on stdout). */
+static bool all_prefixed(const char *out)
+{
+	char *text = read_whole(out), *p;
+	bool ok = text != NULL;
+
+	for (p = text; ok && *p; ) {
+		size_t len = strcspn(p, "\n");
+
+		if (*p != '{' && (len < 3 || p[0] != '<' || p[1] < '0' ||
+				  p[1] > '7' || p[2] != '>')) {
+			printf("# not prefixed: %.*s\n", (int)len, p);
+			ok = false;
+		}
+		p += len + (p[len] == '\n');
+	}
+	free(text);
+	return ok;
+}
+
+static void test_napd_journal(void)
+{
+	const char *t = new_tree("journal");
+	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], bad[PATH_MAX];
+	char *naps[] = { NAPD_ARGS(sys, proc), "--log", "--max-naps", "1",
+			 NULL };
+	char *busy[] = { NAPD_ARGS(sys, proc), "--log", NULL };
+	char *check[] = { (char *)napd_bin, "--check-config", bad, NULL };
+
+	build_tree(t, true);
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+	path_fmt(bad, sizeof(bad), "%s/bad.conf", t);
+
+	journal_env(out);
+	CHECK(run_napd(naps, out, 0) == 0);
+	CHECK(out_has(out, "<6>mode pseudo, idle 5 ms, wake device eth0"));
+	CHECK(out_has(out, "<7>nap 1 slept "));
+	CHECK(out_has(out, "<6>summary naps=1 "));
+	CHECK(out_has(out, "<6>stopped; settings restored"));
+	CHECK(all_prefixed(out));
+	check_restored(t);
+
+	/* a connection holds naps back: debug */
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	put(tcp_busy, "%s/proc/net/tcp", t);
+	CHECK(run_napd(busy, out, 300) == 0);
+	CHECK(out_has(out, "<7>nap held back by connections: 1 connection open"));
+	CHECK(all_prefixed(out));
+	put(tcp_idle, "%s/proc/net/tcp", t);
+
+	/* a stale settings file: warning; an error: err */
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	mkdir_p("%s", state_dir);
+	{
+		char line[PATH_MAX + 64];
+
+		path_fmt(line, sizeof(line), "napd-settings 1\n%s/" NOSLEEP_TTY "\t0\n", t);
+		put(line, "%s/settings", state_dir);
+	}
+	CHECK(run_napd(naps, out, 0) == 0);
+	CHECK(out_has(out, "<4>"));
+	CHECK(out_has(out, "left by a napd that did not stop cleanly"));
+	CHECK(all_prefixed(out));
+	put("[s2idle] deep\n", "%s/sys/power/mem_sleep", t);
+	CHECK(run_napd(naps, out, 0) == 1);
+	CHECK(out_has(out, "<3>"));
+	CHECK(out_has(out, "offers '[s2idle] deep', not 'pseudo'"));
+	CHECK(all_prefixed(out));
+	put("port = 80\nbogus = 1\n", "%s", bad);
+	CHECK(run_napd(check, out, 0) == 2);
+	CHECK(out_has(out, "<3>"));
+	CHECK(out_has(out, "bad.conf:2: unknown key 'bogus'"));
+	CHECK(all_prefixed(out));
+	unsetenv("JOURNAL_STREAM");
+
+	/* a terminal or a file: "napd: " as ever, no priorities */
+	CHECK(run_napd(check, out, 0) == 2);
+	CHECK(!out_has_quiet(out, "<3>"));
+	path_fmt(bad, sizeof(bad), "%s/bad.conf:2: unknown key", t);
+	CHECK(out_has(out, bad));
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -2698,6 +2826,8 @@ static const struct {
 	{ "napd_check_config", test_napd_check_config, true },
 	{ "napd_kill9_restart_restore", test_napd_kill9, true },
 	{ "napd_two_nics_and_a_bond", test_napd_two_nics, true },
+	{ "journal_stream_detected", test_journal_stream, false },
+	{ "napd_journal_priorities", test_napd_journal, true },
 };
 
 int main(int argc, char *argv[])

@@ -78,6 +78,8 @@ struct napd {
 	int rx6_fd;			/* wake_on=task: /proc/net/snmp6 */
 	unsigned long long last_rx;
 	unsigned long long quiet_since;	/* CLOCK_MONOTONIC ns */
+	unsigned long long metrics_at;	/* CLOCK_MONOTONIC ns, last write */
+	bool metrics_failing;		/* logged; quiet until it works */
 };
 
 static unsigned long long now_ns(clockid_t clk)
@@ -460,13 +462,64 @@ static void after_nap(struct napd *n, unsigned long long slept_ns)
 	notify(false, false, status);
 }
 
+/*
+ * The metrics file for node_exporter: whole or not at all, written to
+ * FILE.tmp (not *.prom, so never read half written) and renamed over.
+ * No fsync: a reader sees the rename at once, and forcing it to disk
+ * every interval would be disk I/O that holds naps back.  0 or -errno.
+ */
+static int write_metrics(struct napd *n)
+{
+	const char *file = n->o->metrics_file;
+	char buf[8192], tmp[PATH_MAX];
+	int fd, len, err = 0;
+
+	if (!file || n->o->dry_run)
+		return 0;
+	n->metrics_at = now_ns(CLOCK_MONOTONIC);
+	len = stats_format_metrics(&n->stats, buf, sizeof(buf));
+	if (len < 0)
+		return -E2BIG;
+	if (path_fmt(tmp, sizeof(tmp), "%s.tmp", file))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	errno = EIO;	/* for a short write */
+	if (write(fd, buf, len) != len)
+		err = -errno;
+	if (close(fd) && !err)
+		err = -errno;
+	if (!err && rename(tmp, file))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}
+
+/* Every --metrics-interval, and at @force; a failure is logged once. */
+static void update_metrics(struct napd *n, bool force)
+{
+	int ret;
+
+	if (!n->o->metrics_file || (!force &&
+	    now_ns(CLOCK_MONOTONIC) - n->metrics_at <
+	    n->o->metrics_interval * 1000000000ULL))
+		return;
+	ret = write_metrics(n);
+	if (ret && !n->metrics_failing)
+		napd_log(LOG_WARNING, "cannot write %s: %s",
+			 n->o->metrics_file, strerror(-ret));
+	n->metrics_failing = ret != 0;
+}
+
 enum { NAP_DONE, NAP_SKIPPED };
 
 /* One handshake and nap attempt.  NAP_* or -errno on a fatal error. */
 static int try_nap(struct napd *n)
 {
 	struct napd_setup *s = &n->setup;
-	unsigned long long t0;
+	unsigned long long t0, entry;
 	char count[32];
 	int ret;
 
@@ -523,9 +576,12 @@ static int try_nap(struct napd *n)
 	 */
 	if (stop)
 		return NAP_SKIPPED;
+	entry = now_ns(CLOCK_REALTIME);
 	t0 = now_ns(CLOCK_BOOTTIME);
 	ret = sysfs_write(s->state, "mem");
 	if (!ret) {
+		n->stats.last_entry_ns = entry;
+		n->stats.last_exit_ns = now_ns(CLOCK_REALTIME);
 		after_nap(n, now_ns(CLOCK_BOOTTIME) - t0);
 		return NAP_DONE;
 	}
@@ -648,6 +704,7 @@ static int run(struct napd *n)
 			break;
 		if (reload)
 			do_reload(n);
+		update_metrics(n, false);
 
 		ret = activity(n, false);
 		if (ret <= CHECK_ERR(0))
@@ -971,6 +1028,15 @@ int main(int argc, char *argv[])
 		}
 	}
 
+	/* A metrics file that cannot be written: refused before changes. */
+	ret = write_metrics(&n);
+	if (ret) {
+		napd_log(LOG_ERR, "cannot write metrics file %s: %s",
+			 o.metrics_file, strerror(-ret));
+		ctl_close(n.ctl_fd, o.status_socket);
+		return 1;
+	}
+
 	if (napd_setup(&o, &n.setup, err, sizeof(err))) {
 		napd_log(LOG_ERR, "%s", err);
 		notify(false, true, err);
@@ -1000,6 +1066,7 @@ int main(int argc, char *argv[])
 		restore_failed = true;
 		ret = 1;
 	}
+	update_metrics(&n, true);
 	ctl_close(n.ctl_fd, o.status_socket);
 	if (state_fd >= 0)
 		close(state_fd);

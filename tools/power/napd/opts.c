@@ -54,6 +54,9 @@ const char napd_usage[] =
 "                       error as FILE:LINE: reason; exit 2 on any\n"
 "  --dry-run            write nothing, do not nap, print what would happen\n"
 "  --stats              print totals as JSON on exit\n"
+"  --metrics-file FILE  write Prometheus metrics for node_exporter's textfile\n"
+"                       collector to FILE (absolute, *.prom; default none)\n"
+"  --metrics-interval S seconds between metrics writes (1..3600, default 15)\n"
 "  --log                log one line per nap and per held back nap\n"
 "  --max-naps N         exit after N naps\n"
 "  --sysfs-root DIR     sysfs mount point (default /sys)\n"
@@ -163,7 +166,8 @@ enum opt_id {
 	OPT_PROC_ROOT, OPT_HELP, OPT_VERSION, OPT_UDP_PORT, OPT_PROCESS,
 	OPT_CPU_MAX, OPT_RUNNABLE_MAX, OPT_DISK_CHECK, OPT_CONFIG,
 	OPT_STATUS_SOCKET, OPT_STATUS, OPT_WAKE_ON, OPT_CHECK_CONFIG,
-	OPT_STATE_DIR, OPT_RESTORE, OPT_NR
+	OPT_STATE_DIR, OPT_RESTORE, OPT_METRICS_FILE, OPT_METRICS_INTERVAL,
+	OPT_NR
 };
 
 /* How an option may be given. */
@@ -201,6 +205,8 @@ static const struct {
 	{ "status",		OPT_STATUS,		NOCONF },
 	{ "check-config",	OPT_CHECK_CONFIG,	OPTARG | NOCONF },
 	{ "state-dir",		OPT_STATE_DIR,		ARG | NOCONF },
+	{ "metrics-file",	OPT_METRICS_FILE,	ARG },
+	{ "metrics-interval",	OPT_METRICS_INTERVAL,	ARG },
 	{ "restore",		OPT_RESTORE,		NOCONF },
 	{ "help",		OPT_HELP,		NOCONF },
 	{ "version",		OPT_VERSION,		NOCONF },
@@ -408,6 +414,23 @@ static int apply_opt(struct napd_opts *o, enum opt_id id, const char *pfx,
 	case OPT_RESTORE:
 		o->restore = true;
 		return 0;
+	case OPT_METRICS_FILE:
+		/* node_exporter's textfile collector reads *.prom only */
+		v = strlen(arg);
+		if (*arg != '/' || v < 6 || strcmp(arg + v - 5, ".prom") ||
+		    arg[v - 6] == '/')
+			return fail(err, errlen,
+				    "bad %s%s '%s' (an absolute path ending in .prom)",
+				    pfx, name, arg);
+		o->metrics_file = arg;
+		return 0;
+	case OPT_METRICS_INTERVAL:
+		if (parse_ulong(arg, 1, 3600, &v))
+			return fail(err, errlen,
+				    "bad %s%s '%s' (1..3600 seconds)", pfx,
+				    name, arg);
+		o->metrics_interval = v;
+		return 0;
 	case OPT_CHECK_CONFIG:
 		if (arg && !*arg)
 			return fail(err, errlen, "empty %s%s", pfx, name);
@@ -432,6 +455,7 @@ static void set_defaults(struct napd_opts *o)
 	o->proc_root = "/proc";
 	o->status_socket = NAPD_SOCKET_DEFAULT;
 	o->state_dir = NAPD_STATE_DIR_DEFAULT;
+	o->metrics_interval = NAPD_METRICS_INTERVAL_DEFAULT;
 }
 
 /* argv on top of @o; @seen gets a bit per option id given. */
@@ -772,6 +796,12 @@ static void take_opt(struct napd_opts *dst, const struct napd_opts *src,
 		break;
 	case OPT_RESTORE:
 		dst->restore = src->restore;
+		break;
+	case OPT_METRICS_FILE:
+		dst->metrics_file = src->metrics_file;
+		break;
+	case OPT_METRICS_INTERVAL:
+		dst->metrics_interval = src->metrics_interval;
 		break;
 	case OPT_CHECK_CONFIG:
 		dst->check_config = src->check_config;

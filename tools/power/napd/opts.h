@@ -22,6 +22,7 @@
 #define NAPD_CONFIG_DEFAULT	"/etc/napd.conf"
 #define NAPD_SOCKET_DEFAULT	"/run/napd.sock"
 #define NAPD_STATE_DIR_DEFAULT	"/run/napd"
+#define NAPD_METRICS_INTERVAL_DEFAULT	15
 
 enum napd_mode {
 	NAPD_MODE_PSEUDO,
@@ -59,6 +60,8 @@ struct napd_opts {
 	const char *config;		/* NULL: NAPD_CONFIG_DEFAULT if any */
 	const char *status_socket;
 	const char *state_dir;		/* saved originals; "": none */
+	const char *metrics_file;	/* Prometheus textfile; NULL: none */
+	unsigned long metrics_interval;	/* s between writes */
 	bool dry_run;
 	bool stats;
 	bool log;

@@ -2772,6 +2772,185 @@ static void test_napd_journal(void)
 	CHECK(out_has(out, bad));
 }
 
+/* ---- Prometheus metrics ---- */
+
+static void test_metrics_format(void)
+{
+	static const char *const families[] = {
+		"napd_naps_total counter", "napd_asleep_seconds_total counter",
+		"napd_aborted_naps_total counter",
+		"napd_skipped_naps_total counter", "napd_wakeups_total counter",
+		"napd_last_entry_seconds gauge", "napd_last_exit_seconds gauge",
+	};
+	struct napd_stats st;
+	char buf[8192], want[128];
+	unsigned int i;
+
+	stats_init(&st);
+	st.naps = 3;
+	st.nap_ns = 1500000123ULL;
+	st.aborted = 1;
+	st.blocked[CHECK_CONN] = 4;
+	st.blocked[CHECK_CPU] = 2;
+	stats_wake_irq(&st, 25);
+	stats_wake_irq(&st, 25);
+	st.last_entry_ns = 1700000000123456789LL;
+	st.last_exit_ns = 1700000001500000000LL;
+	CHECK(stats_format_metrics(&st, buf, sizeof(buf)) > 0);
+	for (i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		snprintf(want, sizeof(want), "\n# TYPE %s\n", families[i]);
+		CHECK(strstr(buf, want) || !strncmp(buf, want + 1, strlen(want + 1)));
+		snprintf(want, sizeof(want), "# HELP %.*s ",
+			 (int)strcspn(families[i], " "), families[i]);
+		CHECK(strstr(buf, want) != NULL);
+	}
+	CHECK(strstr(buf, "\nnapd_naps_total 3\n"));
+	CHECK(strstr(buf, "\nnapd_asleep_seconds_total 1.500000123\n"));
+	CHECK(strstr(buf, "\nnapd_aborted_naps_total 1\n"));
+	CHECK(strstr(buf, "\nnapd_skipped_naps_total{reason=\"connections\"} 4\n"));
+	CHECK(strstr(buf, "\nnapd_skipped_naps_total{reason=\"cpu\"} 2\n"));
+	CHECK(strstr(buf, "\nnapd_skipped_naps_total{reason=\"handshake\"} 0\n"));
+	CHECK(strstr(buf, "\nnapd_wakeups_total{reason=\"irq\",irq=\"25\"} 2\n"));
+	CHECK(strstr(buf, "\nnapd_wakeups_total{reason=\"unknown\",irq=\"\"} 1\n"));
+	CHECK(strstr(buf, "\nnapd_last_entry_seconds 1700000000.123\n"));
+	CHECK(strstr(buf, "\nnapd_last_exit_seconds 1700000001.500\n"));
+	CHECK(buf[strlen(buf) - 1] == '\n');
+	CHECK(stats_format_metrics(&st, buf, 100) == -1);
+}
+
+/*
+ * Parse @file with the reference parser (python3-prometheus-client) into
+ * "sample NAME LABELS VALUE" lines in @out.  1 parsed, 0 no parser, -1
+ * the parser refused the file.
+ */
+static int prom_parse(const char *file, const char *out)
+{
+	static const char script[] =
+		"import sys\n"
+		"try:\n"
+		"    from prometheus_client.parser import text_string_to_metric_families\n"
+		"except ImportError:\n"
+		"    sys.exit(77)\n"
+		"for fam in text_string_to_metric_families(open(sys.argv[1]).read()):\n"
+		"    print('family', fam.name, fam.type, bool(fam.documentation))\n"
+		"    for s in fam.samples:\n"
+		"        labels = ','.join('%s=%s' % kv for kv in sorted(s.labels.items()))\n"
+		"        print('sample', s.name, labels or '-', repr(float(s.value)))\n";
+	static const char *const pythons[] = { "/usr/bin/python3", "python3" };
+	char py[PATH_MAX], cmd[3 * PATH_MAX + 64];
+	unsigned int i;
+	int ret;
+
+	path_fmt(py, sizeof(py), "%s/prom_parse.py", tmp_root);
+	put(script, "%s", py);
+	for (i = 0; i < sizeof(pythons) / sizeof(pythons[0]); i++) {
+		snprintf(cmd, sizeof(cmd), "%s '%s' '%s' > '%s' 2>&1",
+			 pythons[i], py, file, out);
+		ret = system(cmd);
+		if (WIFEXITED(ret) && WEXITSTATUS(ret) == 0)
+			return 1;
+		/* no such python (127), or no parser module (77) */
+		if (!WIFEXITED(ret) || (WEXITSTATUS(ret) != 77 &&
+					WEXITSTATUS(ret) != 127))
+			return -1;
+	}
+	return 0;
+}
+
+struct metrics_run {
+	const char *file;
+	int ticks;
+	char mid[8192];		/* the file while napd still ran */
+};
+
+static void metrics_tick(void *arg)
+{
+	struct metrics_run *m = arg;
+	char *text;
+
+	/* after 1.5 s, with --metrics-interval 1: written while running */
+	if (++m->ticks != 150)
+		return;
+	text = read_whole(m->file);
+	snprintf(m->mid, sizeof(m->mid), "%s", text ? text : "");
+	free(text);
+}
+
+static void test_napd_metrics(void)
+{
+	const char *t = new_tree("metrics");
+	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], prom[PATH_MAX];
+	char parsed[PATH_MAX], tmp[PATH_MAX + 8], before[2048], after[2048];
+	char *naps[] = { NAPD_ARGS(sys, proc), "--metrics-file", prom,
+			 "--max-naps", "2", NULL };
+	char *running[] = { NAPD_ARGS(sys, proc), "--metrics-file", prom,
+			    "--metrics-interval", "1", "--idle-ms", "50",
+			    NULL };
+	char *relative[] = { NAPD_ARGS(sys, proc), "--metrics-file",
+			     "napd.prom", NULL };
+	struct metrics_run m = { .file = prom };
+	const char *p;
+	char *text;
+	int ret;
+
+	build_tree(t, true);
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+	path_fmt(prom, sizeof(prom), "%s/textfile/napd.prom", t);
+	path_fmt(parsed, sizeof(parsed), "%s/parsed", t);
+	path_fmt(tmp, sizeof(tmp), "%s.tmp", prom);
+
+	/* a directory that is not there: refused before any change */
+	settings_snapshot(t, before, sizeof(before));
+	CHECK(run_napd(naps, out, 0) == 1);
+	CHECK(out_has(out, "cannot write metrics file"));
+	settings_snapshot(t, after, sizeof(after));
+	CHECK_STR(after, before);
+	CHECK(run_napd(relative, out, 0) == 2);
+	CHECK(out_has(out, "bad --metrics-file 'napd.prom' (an absolute path ending in .prom)"));
+
+	mkdir_p("%s/textfile", t);
+	CHECK(run_napd(naps, out, 0) == 0);
+	CHECK(!path_exists(tmp));
+	text = read_whole(prom);
+	CHECK(text && strstr(text, "\nnapd_naps_total 2\n"));
+	CHECK(text && strstr(text, "\nnapd_asleep_seconds_total 0.002000000\n"));
+	CHECK(text && strstr(text, "\nnapd_wakeups_total{reason=\"irq\",irq=\"25\"} 2\n"));
+	/* a real clock: the last nap began this century, ended after */
+	p = text ? strstr(text, "\nnapd_last_entry_seconds ") : NULL;
+	CHECK(p && strtod(p + 25, NULL) > 1.6e9);
+	free(text);
+
+	ret = prom_parse(prom, parsed);
+	if (ret == 0) {
+		t_skip = "no python3-prometheus-client: not parsed";
+	} else {
+		text = read_whole(parsed);
+		CHECK(ret == 1);
+		CHECK(text && strstr(text, "family napd_naps counter True\n"));
+		CHECK(text && strstr(text, "family napd_last_exit_seconds gauge True\n"));
+		CHECK(text && strstr(text, "sample napd_naps_total - 2.0\n"));
+		CHECK(text && strstr(text, "sample napd_asleep_seconds_total - 0.002\n"));
+		CHECK(text && strstr(text, "sample napd_aborted_naps_total - 0.0\n"));
+		CHECK(text && strstr(text, "sample napd_skipped_naps_total reason=connections 0.0\n"));
+		CHECK(text && strstr(text, "sample napd_wakeups_total irq=25,reason=irq 2.0\n"));
+		CHECK(text && strstr(text, "sample napd_wakeups_total irq=,reason=unknown 0.0\n"));
+		if (t_failed)
+			printf("# parsed:\n%s\n", text ? text : "(none)");
+		free(text);
+	}
+
+	/* written every --metrics-interval while it runs, not only at exit */
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	unlink(prom);
+	CHECK(run_napd_tick(running, out, 2500, metrics_tick, &m) == 0);
+	CHECK(strstr(m.mid, "# TYPE napd_naps_total counter\n") != NULL);
+	p = strstr(m.mid, "\nnapd_naps_total ");
+	CHECK(p && strtoul(p + 17, NULL, 10) > 0);
+	check_restored(t);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -2828,6 +3007,8 @@ static const struct {
 	{ "napd_two_nics_and_a_bond", test_napd_two_nics, true },
 	{ "journal_stream_detected", test_journal_stream, false },
 	{ "napd_journal_priorities", test_napd_journal, true },
+	{ "metrics_format", test_metrics_format, false },
+	{ "napd_metrics_file", test_napd_metrics, true },
 };
 
 int main(int argc, char *argv[])

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "checks.h"
 #include "ctl.h"
@@ -485,8 +486,11 @@ static int write_metrics(struct napd *n)
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
+	/* node_exporter runs as its own user: readable whatever the umask */
+	if (fchmod(fd, 0644))
+		err = -errno;
 	errno = EIO;	/* for a short write */
-	if (write(fd, buf, len) != len)
+	if (!err && write(fd, buf, len) != len)
 		err = -errno;
 	if (close(fd) && !err)
 		err = -errno;

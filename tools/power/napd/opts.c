@@ -18,7 +18,8 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 const char napd_usage[] =
-"Usage: napd --port PORT [--port PORT]... --wake-dev NETDEV [options]\n"
+"Usage: napd --port PORT [--port PORT]... --wake-dev NETDEV\n"
+"            [--wake-dev NETDEV]... [options]\n"
 "       napd --status [--status-socket PATH]\n"
 "       napd --check-config [FILE]\n"
 "       napd --restore [--state-dir DIR]\n"

@@ -2889,6 +2889,8 @@ static void test_napd_metrics(void)
 	char *relative[] = { NAPD_ARGS(sys, proc), "--metrics-file",
 			     "napd.prom", NULL };
 	struct metrics_run m = { .file = prom };
+	mode_t old_umask;
+	struct stat st;
 	const char *p;
 	char *text;
 	int ret;
@@ -2911,7 +2913,11 @@ static void test_napd_metrics(void)
 	CHECK(out_has(out, "bad --metrics-file 'napd.prom' (an absolute path ending in .prom)"));
 
 	mkdir_p("%s/textfile", t);
+	/* as under napd.service's UMask=0077: still readable by others */
+	old_umask = umask(077);
 	CHECK(run_napd(naps, out, 0) == 0);
+	umask(old_umask);
+	CHECK(!stat(prom, &st) && (st.st_mode & 0777) == 0644);
 	CHECK(!path_exists(tmp));
 	text = read_whole(prom);
 	CHECK(text && strstr(text, "\nnapd_naps_total 2\n"));

@@ -30,7 +30,8 @@ DEPS := linux-source-6.12 qemu-system-x86 busybox-static flex bison bc cpio \
 	libelf-dev libssl-dev ethtool iperf3 apache2-utils memcached \
 	libmemcached-tools curl gnuplot-nox sparse xz-utils python3 git \
 	make gcc libc6-dev rsync iproute2 iputils-ping kmod wireguard-tools \
-	dpkg-dev systemd
+	dpkg-dev systemd \
+	python3-prometheus-client
 
 export BUILD_DIR KDIR KOBJ BZIMAGE INITRAMFS
 

@@ -11,6 +11,7 @@
 #include <sys/time.h>
 #include <sys/un.h>
 
+#include "notify.h"
 #include "ctl.h"
 
 static int fill_addr(struct sockaddr_un *sa, const char *path)
@@ -72,7 +73,7 @@ void ctl_serve(int fd, const char *msg)
 		/* A client that hung up (a liveness probe) is no error. */
 		if (send(c, msg, strlen(msg), MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
 		    errno != EPIPE && errno != ECONNRESET)
-			fprintf(stderr, "napd: status answer failed: %s\n",
+			napd_log(LOG_WARNING, "status answer failed: %s",
 				strerror(errno));
 		close(c);
 	}

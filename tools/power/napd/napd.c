@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "checks.h"
 #include "ctl.h"
@@ -74,10 +75,12 @@ struct napd {
 	struct diag diag;
 	bool use_diag;
 	char tcp[2][PATH_MAX];		/* /proc/net/tcp and tcp6 */
-	int rx_fd;
+	int rx_fds[NAPD_MAX_WAKE_DEVS];	/* as setup.rx_packets */
 	int rx6_fd;			/* wake_on=task: /proc/net/snmp6 */
 	unsigned long long last_rx;
 	unsigned long long quiet_since;	/* CLOCK_MONOTONIC ns */
+	unsigned long long metrics_at;	/* CLOCK_MONOTONIC ns, last write */
+	bool metrics_failing;		/* logged; quiet until it works */
 };
 
 static unsigned long long now_ns(clockid_t clk)
@@ -88,11 +91,14 @@ static unsigned long long now_ns(clockid_t clk)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* --log lines go to stderr (the journal under systemd). */
-static void logmsg(const struct napd *n, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+/*
+ * --log lines go to stderr (the journal under systemd, at priority
+ * @prio).
+ */
+static void logmsg(const struct napd *n, int prio, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-static void logmsg(const struct napd *n, const char *fmt, ...)
+static void logmsg(const struct napd *n, int prio, const char *fmt, ...)
 {
 	char line[512];
 	va_list ap;
@@ -102,8 +108,20 @@ static void logmsg(const struct napd *n, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	/* One write per line, so lines of a pipe do not interleave. */
-	fprintf(stderr, "napd: %s\n", line);
+	napd_log(prio, "%s", line);
+}
+
+/* Each line of @msg on stderr at @prio, with "napd: " if @named. */
+static void print_lines(int prio, bool named, const char *msg)
+{
+	while (*msg) {
+		size_t len = strcspn(msg, "\n");
+
+		fprintf(stderr, "%s%.*s\n",
+			named ? log_prefix(prio) : log_prio(prio), (int)len,
+			msg);
+		msg += len + (msg[len] == '\n');
+	}
 }
 
 /* Up to @size - 1 bytes of @fd from offset 0, NUL-terminated; -errno. */
@@ -138,14 +156,24 @@ static int read_rx(struct napd *n, unsigned long long *rx)
 	char buf[8192], *end;
 	int ret;
 
-	ret = pread_text(n->rx_fd, buf, n->setup.rx_snmp ? sizeof(buf) : 32);
-	if (ret)
-		return ret;
-	if (n->setup.rx_snmp)
+	int i;
+
+	if (n->setup.rx_snmp) {
+		ret = pread_text(n->rx_fds[0], buf, sizeof(buf));
+		if (ret)
+			return ret;
 		return procnet_snmp_in(buf, rx) || read_rx6(n, rx) ? -EINVAL : 0;
-	*rx = strtoull(buf, &end, 10);
-	if (end == buf)
-		return -EINVAL;
+	}
+	/* The sum over the wake devices: any change is traffic. */
+	*rx = 0;
+	for (i = 0; i < n->setup.nr_rx; i++) {
+		ret = pread_text(n->rx_fds[i], buf, 32);
+		if (ret)
+			return ret;
+		*rx += strtoull(buf, &end, 10);
+		if (end == buf)
+			return -EINVAL;
+	}
 	return 0;
 }
 
@@ -171,7 +199,7 @@ static int procfs_count(char paths[2][PATH_MAX],
 		ret = parse(text, ports, nr);
 		free(text);
 		if (ret < 0) {
-			fprintf(stderr, "napd: cannot parse %s\n", paths[i]);
+			napd_log(LOG_ERR, "cannot parse %s", paths[i]);
 			return -EINVAL;
 		}
 		busy += ret;
@@ -207,7 +235,7 @@ static int conn_busy(struct napd *n)
 
 		if (ret >= 0)
 			return ret;
-		fprintf(stderr, "napd: sock_diag failed (%s), reading %s\n",
+		napd_log(LOG_WARNING, "sock_diag failed (%s), reading %s",
 			strerror(-ret), n->tcp[0]);
 		diag_close(&n->diag);
 		n->use_diag = false;
@@ -289,7 +317,7 @@ static int sample(struct napd *n, struct cpu_sample *cpu,
 	ret = parse_proc_stat(text, cpu);
 	free(text);
 	if (ret) {
-		fprintf(stderr, "napd: cannot parse %s\n", n->stat_path);
+		napd_log(LOG_ERR, "cannot parse %s", n->stat_path);
 		return -EINVAL;
 	}
 	memset(disk, 0, sizeof(*disk));
@@ -301,7 +329,7 @@ static int sample(struct napd *n, struct cpu_sample *cpu,
 	ret = parse_diskstats(text, disk);
 	free(text);
 	if (ret) {
-		fprintf(stderr, "napd: cannot parse %s\n", n->diskstats_path);
+		napd_log(LOG_ERR, "cannot parse %s", n->diskstats_path);
 		return -EINVAL;
 	}
 	return 0;
@@ -380,7 +408,7 @@ static void held_back(struct napd *n, int check)
 	snprintf(n->stats.last_why, sizeof(n->stats.last_why), "%s", n->why);
 	n->napped = false;
 	if (!repeat)
-		logmsg(n, "nap held back by %s: %s", check_name(check),
+		logmsg(n, LOG_DEBUG, "nap held back by %s: %s", check_name(check),
 		       n->why);
 }
 
@@ -428,11 +456,65 @@ static void after_nap(struct napd *n, unsigned long long slept_ns)
 	}
 	if (have_lat)
 		snprintf(lat_s, sizeof(lat_s), "%llu", lat);
-	logmsg(n, "nap %lu slept %.3f ms duration_ns=%llu wake_irq=%s wake_latency_ns=%s aborted=0",
+	logmsg(n, LOG_DEBUG, "nap %lu slept %.3f ms duration_ns=%llu wake_irq=%s wake_latency_ns=%s aborted=0",
 	       n->stats.naps, dur / 1e6, dur, irq_s, lat_s);
 	snprintf(status, sizeof(status), "%lu naps, %.1f s asleep, last woken by IRQ %s",
 		 n->stats.naps, n->stats.nap_ns / 1e9, irq_s);
 	notify(false, false, status);
+}
+
+/*
+ * The metrics file for node_exporter: whole or not at all, written to
+ * FILE.tmp (not *.prom, so never read half written) and renamed over.
+ * No fsync: a reader sees the rename at once, and forcing it to disk
+ * every interval would be disk I/O that holds naps back.  0 or -errno.
+ */
+static int write_metrics(struct napd *n)
+{
+	const char *file = n->o->metrics_file;
+	char buf[8192], tmp[PATH_MAX];
+	int fd, len, err = 0;
+
+	if (!file || n->o->dry_run)
+		return 0;
+	n->metrics_at = now_ns(CLOCK_MONOTONIC);
+	len = stats_format_metrics(&n->stats, buf, sizeof(buf));
+	if (len < 0)
+		return -E2BIG;
+	if (path_fmt(tmp, sizeof(tmp), "%s.tmp", file))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	/* node_exporter runs as its own user: readable whatever the umask */
+	if (fchmod(fd, 0644))
+		err = -errno;
+	errno = EIO;	/* for a short write */
+	if (!err && write(fd, buf, len) != len)
+		err = -errno;
+	if (close(fd) && !err)
+		err = -errno;
+	if (!err && rename(tmp, file))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}
+
+/* Every --metrics-interval, and at @force; a failure is logged once. */
+static void update_metrics(struct napd *n, bool force)
+{
+	int ret;
+
+	if (!n->o->metrics_file || (!force &&
+	    now_ns(CLOCK_MONOTONIC) - n->metrics_at <
+	    n->o->metrics_interval * 1000000000ULL))
+		return;
+	ret = write_metrics(n);
+	if (ret && !n->metrics_failing)
+		napd_log(LOG_WARNING, "cannot write %s: %s",
+			 n->o->metrics_file, strerror(-ret));
+	n->metrics_failing = ret != 0;
 }
 
 enum { NAP_DONE, NAP_SKIPPED };
@@ -441,7 +523,7 @@ enum { NAP_DONE, NAP_SKIPPED };
 static int try_nap(struct napd *n)
 {
 	struct napd_setup *s = &n->setup;
-	unsigned long long t0;
+	unsigned long long t0, entry;
 	char count[32];
 	int ret;
 
@@ -450,7 +532,7 @@ static int try_nap(struct napd *n)
 	if (ret == -EINTR)
 		return NAP_SKIPPED;
 	if (ret < 0) {
-		fprintf(stderr, "napd: cannot read %s: %s\n",
+		napd_log(LOG_ERR, "cannot read %s: %s",
 			s->wakeup_count, strerror(-ret));
 		return ret;
 	}
@@ -461,7 +543,7 @@ static int try_nap(struct napd *n)
 	 */
 	ret = activity(n, true);
 	if (ret <= CHECK_ERR(0)) {
-		fprintf(stderr, "napd: cannot check for activity: %s\n",
+		napd_log(LOG_ERR, "cannot check for activity: %s",
 			strerror(-(ret - CHECK_ERR(0))));
 		return ret - CHECK_ERR(0);
 	}
@@ -487,7 +569,7 @@ static int try_nap(struct napd *n)
 	if (ret == -EINTR)
 		return NAP_SKIPPED;
 	if (ret) {
-		fprintf(stderr, "napd: cannot write %s: %s\n",
+		napd_log(LOG_ERR, "cannot write %s: %s",
 			s->wakeup_count, strerror(-ret));
 		return ret;
 	}
@@ -498,21 +580,24 @@ static int try_nap(struct napd *n)
 	 */
 	if (stop)
 		return NAP_SKIPPED;
+	entry = now_ns(CLOCK_REALTIME);
 	t0 = now_ns(CLOCK_BOOTTIME);
 	ret = sysfs_write(s->state, "mem");
 	if (!ret) {
+		n->stats.last_entry_ns = entry;
+		n->stats.last_exit_ns = now_ns(CLOCK_REALTIME);
 		after_nap(n, now_ns(CLOCK_BOOTTIME) - t0);
 		return NAP_DONE;
 	}
 	if (ret == -EBUSY || ret == -EAGAIN) {
 		/* A wakeup event raced the entry: exactly what we want. */
 		n->stats.aborted++;
-		logmsg(n, "nap aborted by a wakeup event during entry aborted=1");
+		logmsg(n, LOG_DEBUG, "nap aborted by a wakeup event during entry aborted=1");
 		return NAP_DONE;
 	}
 	if (ret == -EINTR)
 		return NAP_SKIPPED;
-	fprintf(stderr, "napd: cannot write 'mem' to %s: %s\n", s->state,
+	napd_log(LOG_ERR, "cannot write 'mem' to %s: %s", s->state,
 		strerror(-ret));
 	return ret;
 }
@@ -546,26 +631,33 @@ static void do_reload(struct napd *n)
 {
 	static struct napd_opts fresh;
 	struct napd_opts *o = n->o;
-	char err[512], status[160];
+	char err[8192], status[160];
 	bool ok;
 	int i;
 
 	reload = 0;
 	if (napd_load_opts(&fresh, n->argc, n->argv, err, sizeof(err))) {
 		napd_opts_free(&fresh);
-		fprintf(stderr, "napd: reload failed, settings kept: %s\n", err);
+		napd_log(LOG_ERR, "reload failed, settings kept:");
+		print_lines(LOG_ERR, true, err);
 		notify(false, false, "reload failed, settings kept");
 		return;
 	}
-	if (strcmp(fresh.wake_dev, o->wake_dev) || fresh.mode != o->mode ||
+	bool same_devs = fresh.nr_wake_devs == o->nr_wake_devs;
+
+	for (i = 0; same_devs && i < o->nr_wake_devs; i++)
+		same_devs = !strcmp(fresh.wake_devs[i], o->wake_devs[i]);
+	if (!same_devs || fresh.mode != o->mode ||
 	    fresh.nr_keep != o->nr_keep ||
 	    strcmp(fresh.sysfs_root, o->sysfs_root) ||
 	    strcmp(fresh.proc_root, o->proc_root) ||
 	    strcmp(fresh.status_socket, o->status_socket) ||
 	    fresh.dry_run != o->dry_run)
-		fprintf(stderr, "napd: reload: wake-dev, mode, keep-awake, sysfs-root, proc-root, status-socket and dry-run take a restart; kept\n");
+		napd_log(LOG_WARNING, "reload: wake-dev, mode, keep-awake, sysfs-root, proc-root, status-socket and dry-run take a restart; kept");
 	/* Copies: the old strings go with the old settings. */
-	fresh.wake_dev = napd_opts_strdup(&fresh, o->wake_dev);
+	for (i = 0; i < o->nr_wake_devs; i++)
+		fresh.wake_devs[i] = napd_opts_strdup(&fresh, o->wake_devs[i]);
+	fresh.nr_wake_devs = o->nr_wake_devs;
 	fresh.mode = o->mode;
 	for (i = 0; i < o->nr_keep; i++)
 		fresh.keep_awake[i] = napd_opts_strdup(&fresh, o->keep_awake[i]);
@@ -574,20 +666,21 @@ static void do_reload(struct napd *n)
 	fresh.proc_root = napd_opts_strdup(&fresh, o->proc_root);
 	fresh.status_socket = napd_opts_strdup(&fresh, o->status_socket);
 	fresh.dry_run = o->dry_run;
-	ok = fresh.wake_dev && fresh.sysfs_root && fresh.proc_root &&
-	     fresh.status_socket;
+	ok = fresh.sysfs_root && fresh.proc_root && fresh.status_socket;
+	for (i = 0; i < fresh.nr_wake_devs; i++)
+		ok = ok && fresh.wake_devs[i];
 	for (i = 0; i < fresh.nr_keep; i++)
 		ok = ok && fresh.keep_awake[i];
 	if (!ok) {
 		napd_opts_free(&fresh);
-		fprintf(stderr, "napd: reload failed, settings kept: out of memory\n");
+		napd_log(LOG_ERR, "reload failed, settings kept: out of memory");
 		return;
 	}
 	napd_opts_free(o);
 	*o = fresh;
 	n->sampled = false;
 	n->conn_clean = false;	/* the ports may have changed */
-	fprintf(stderr, "napd: reloaded: idle %lu ms, cpu-max %lu%%, runnable-max %lu, %d process name%s\n",
+	napd_log(LOG_INFO, "reloaded: idle %lu ms, cpu-max %lu%%, runnable-max %lu, %d process name%s",
 		o->idle_ms, o->cpu_max, o->runnable_max, o->nr_procs,
 		o->nr_procs == 1 ? "" : "s");
 	snprintf(status, sizeof(status), "reloaded: idle %lu ms", o->idle_ms);
@@ -615,6 +708,7 @@ static int run(struct napd *n)
 			break;
 		if (reload)
 			do_reload(n);
+		update_metrics(n, false);
 
 		ret = activity(n, false);
 		if (ret <= CHECK_ERR(0))
@@ -668,7 +762,7 @@ static int run(struct napd *n)
 fatal:
 	ret -= CHECK_ERR(0);
 fatal_errno:
-	fprintf(stderr, "napd: cannot check for activity: %s\n",
+	napd_log(LOG_ERR, "cannot check for activity: %s",
 		strerror(-ret));
 	return ret;
 }
@@ -692,22 +786,35 @@ static int install_signals(void)
 static int start(struct napd *n)
 {
 	const struct napd_opts *o = n->o;
-	char irqs[SETTING_VAL_MAX] = "", path6[PATH_MAX];
-	int ret;
+	char irqs[SETTING_VAL_MAX] = "", path6[PATH_MAX], devs[160];
+	char nics[NAPD_MAX_NICS * 17] = "";
+	const struct napd_setup *s = &n->setup;
+	bool detail;
+	int ret, i;
 
-	n->rx_fd = open(n->setup.rx_packets, O_RDONLY | O_CLOEXEC);
+	for (i = 0; i < n->setup.nr_rx; i++) {
+		n->rx_fds[i] = open(n->setup.rx_packets[i],
+				    O_RDONLY | O_CLOEXEC);
+		if (n->rx_fds[i] < 0) {
+			napd_log(LOG_ERR, "cannot open %s: %s",
+				n->setup.rx_packets[i], strerror(errno));
+			return -1;
+		}
+	}
 	if (n->setup.rx_snmp) {
 		/* No snmp6 without IPv6: then there is nothing to add. */
 		if (path_fmt(path6, sizeof(path6), "%s/net/snmp6",
 			     o->proc_root)) {
-			fprintf(stderr, "napd: path too long under %s\n",
+			napd_log(LOG_ERR, "path too long under %s",
 				o->proc_root);
 			return -1;
 		}
 		n->rx6_fd = open(path6, O_RDONLY | O_CLOEXEC);
 	}
-	if (n->rx_fd < 0 || read_rx(n, &n->last_rx)) {
-		fprintf(stderr, "napd: cannot read %s\n", n->setup.rx_packets);
+	if (read_rx(n, &n->last_rx)) {
+		napd_log(LOG_ERR, "cannot read %s%s",
+			n->setup.rx_packets[0],
+			n->setup.nr_rx > 1 ? " or another wake device's" : "");
 		return -1;
 	}
 	if (path_fmt(n->tcp[0], sizeof(n->tcp[0]), "%s/net/tcp",
@@ -731,7 +838,7 @@ static int start(struct napd *n)
 	n->use_diag = !strcmp(o->proc_root, "/proc") && !diag_open(&n->diag);
 	ret = conn_busy(n);
 	if (ret < 0) {
-		fprintf(stderr, "napd: cannot list TCP connections: %s\n",
+		napd_log(LOG_ERR, "cannot list TCP connections: %s",
 			strerror(-ret));
 		return -1;
 	}
@@ -739,29 +846,45 @@ static int start(struct napd *n)
 	/* No block layer (CONFIG_BLOCK=n), no disk I/O to wait for. */
 	n->have_diskstats = path_exists(n->diskstats_path);
 	if (!n->have_diskstats && o->disk_check)
-		fprintf(stderr, "napd: no %s, not checking disk I/O\n",
+		napd_log(LOG_NOTICE, "no %s, not checking disk I/O",
 			n->diskstats_path);
 	ret = sample(n, &n->cpu0, &n->disk0);
 	if (ret) {
-		fprintf(stderr, "napd: cannot read %s or %s: %s\n",
+		napd_log(LOG_ERR, "cannot read %s or %s: %s",
 			n->stat_path, n->diskstats_path, strerror(-ret));
 		return -1;
 	}
 
 	irqlist_format(n->setup.irqs, n->setup.nr_irqs, irqs, sizeof(irqs));
-	logmsg(n, "mode %s, idle %lu ms, wake device %s, wake irqs %s (from %s), connections via %s",
-	       napd_mode_name(o->mode), o->idle_ms, o->wake_dev,
+	for (i = 0; i < s->nr_nics; i++)
+		snprintf(nics + strlen(nics), sizeof(nics) - strlen(nics),
+			 "%s%s", i ? "," : "", s->nics[i]);
+	logmsg(n, LOG_INFO, "mode %s, idle %lu ms, wake device%s %s, wake irqs %s (from %s), connections via %s",
+	       napd_mode_name(o->mode), o->idle_ms,
+	       o->nr_wake_devs == 1 ? "" : "s",
+	       napd_wake_devs_str(o, devs, sizeof(devs)),
 	       irqs[0] ? irqs : "none",
-	       n->setup.irq_src.from[0] ? n->setup.irq_src.from : "-",
+	       s->nr_nics > 1 ? nics :
+	       s->nr_nics && s->irq_src[0].from[0] ? s->irq_src[0].from : "-",
 	       n->use_diag ? "sock_diag" : n->tcp[0]);
-	logmsg(n, "armed %s: %s", irqs[0] ? irqs : "none",
-	       n->setup.irq_src.armed[0] ? n->setup.irq_src.armed : "-");
-	logmsg(n, "naps end on %s; activity: %s",
+	/* A bond, a VLAN or several devices: where each NIC's IRQs are. */
+	detail = s->nr_nics > 1 ||
+		 (s->nr_nics == 1 && strcmp(s->nics[0], s->nic_of[0]));
+	if (!detail)
+		logmsg(n, LOG_INFO, "armed %s: %s", irqs[0] ? irqs : "none",
+		       s->nr_nics && s->irq_src[0].armed[0] ?
+		       s->irq_src[0].armed : "-");
+	for (i = 0; detail && i < s->nr_nics; i++)
+		logmsg(n, LOG_INFO, "NIC %s (wake-dev %s): IRQs from %s, armed %s",
+		       s->nics[i], s->nic_of[i],
+		       s->irq_src[i].from[0] ? s->irq_src[i].from : "-",
+		       s->irq_src[i].armed[0] ? s->irq_src[i].armed : "none");
+	logmsg(n, LOG_INFO, "naps end on %s; activity: %s",
 	       n->setup.rx_snmp ? "work for user space (wake_on=task)" :
 	       "any armed IRQ (wake_on=irq)",
 	       n->setup.rx_snmp ? "TCP segments for sockets and UDP datagrams" :
 	       "packets of the wake device");
-	logmsg(n, "idle checks: cpu-max %lu%%, runnable-max %lu, disk %s, %d process name%s, %d UDP port%s",
+	logmsg(n, LOG_INFO, "idle checks: cpu-max %lu%%, runnable-max %lu, disk %s, %d process name%s, %d UDP port%s",
 	       o->cpu_max, o->runnable_max,
 	       o->disk_check && n->have_diskstats ? "yes" : "no",
 	       o->nr_procs, o->nr_procs == 1 ? "" : "s", o->nr_udp_ports,
@@ -774,10 +897,55 @@ static int status_client(const struct napd_opts *o)
 	int ret = ctl_query(o->status_socket, stdout, 30);
 
 	if (ret) {
-		fprintf(stderr, "napd: no answer from %s: %s (is napd running?)\n",
+		napd_log(LOG_ERR, "no answer from %s: %s (is napd running?)",
 			o->status_socket, strerror(-ret));
 		return 1;
 	}
+	return 0;
+}
+
+/* --restore: put back what a killed napd saved, then exit. */
+static int restore_saved(const struct napd_opts *o)
+{
+	static struct settings st;
+	char err[PATH_MAX + 128];
+	int fd = -1, n, ret;
+
+	st.dry_run = o->dry_run;
+	if (path_fmt(st.file, sizeof(st.file), "%s/" SETTINGS_FILE,
+		     o->state_dir)) {
+		napd_log(LOG_ERR, "path too long under %s", o->state_dir);
+		return 1;
+	}
+	/* A running napd restores its own on SIGTERM: leave them alone. */
+	if (!o->dry_run) {
+		fd = state_lock(o->state_dir, err, sizeof(err));
+		if (fd < 0) {
+			napd_log(LOG_ERR, "%s; stop it instead", err);
+			return 1;
+		}
+	}
+	n = settings_load(&st, err, sizeof(err));
+	if (n <= 0) {
+		if (n < 0)
+			napd_log(LOG_ERR, "%s", err);
+		else
+			napd_log(LOG_INFO, "nothing to restore: no %s",
+				st.file);
+		if (fd >= 0)
+			close(fd);
+		return n < 0;
+	}
+	ret = settings_restore(&st);
+	if (fd >= 0)
+		close(fd);
+	if (ret) {
+		napd_log(LOG_ERR, "restoring from %s failed: %s; the file is kept",
+			st.file, strerror(-ret));
+		return 1;
+	}
+	napd_log(LOG_INFO, "restored %d setting%s from %s", n,
+		n == 1 ? "" : "s", st.file);
 	return 0;
 }
 
@@ -791,12 +959,27 @@ static void free_opts(void)
 int main(int argc, char *argv[])
 {
 	static struct napd n;
-	char err[512], status[192];
-	int ret = 0;
+	char err[8192], status[192], devs[160];
+	int ret = 0, state_fd = -1, i;
+	bool restore_failed = false;
 
-	if (napd_load_opts(&o, argc, argv, err, sizeof(err))) {
+	ret = napd_load_opts(&o, argc, argv, err, sizeof(err));
+	if (o.check_config) {
+		/* FILE:LINE: reason, as compilers say it, for editors */
+		if (!ret)
+			printf("%s: ok\n",
+			       o.config ? o.config : NAPD_CONFIG_DEFAULT);
+		else
+			print_lines(LOG_ERR, false, err);
 		napd_opts_free(&o);
-		fprintf(stderr, "napd: %s\n\n%s", err, napd_usage);
+		return ret ? 2 : 0;
+	}
+	if (ret) {
+		napd_opts_free(&o);
+		print_lines(LOG_ERR, true, err);
+		/* the usage helps with a command line, not with a file */
+		if (ret == -1)
+			fprintf(stderr, "\n%s", napd_usage);
 		return 2;
 	}
 	atexit(free_opts);
@@ -810,13 +993,16 @@ int main(int argc, char *argv[])
 	}
 	if (o.status)
 		return status_client(&o);
+	if (o.restore)
+		return restore_saved(&o);
 
 	/* Output must reach a pipe or serial console before a nap. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	n.o = &o;
 	n.argc = argc;
 	n.argv = argv;
-	n.rx_fd = -1;
+	for (i = 0; i < NAPD_MAX_WAKE_DEVS; i++)
+		n.rx_fds[i] = -1;
 	n.rx6_fd = -1;
 	n.diag.fd = -1;
 	n.ctl_fd = -1;
@@ -825,31 +1011,54 @@ int main(int argc, char *argv[])
 
 	/* Before the first change, so a signal during setup still restores. */
 	if (install_signals()) {
-		perror("napd: sigaction");
+		napd_log(LOG_ERR, "sigaction: %s", strerror(errno));
 		return 1;
 	}
 
 	/* Before any change: a second napd must leave the first's alone. */
 	n.ctl_fd = ctl_listen(o.status_socket, err, sizeof(err));
 	if (n.ctl_fd < 0) {
-		fprintf(stderr, "napd: %s\n", err);
+		napd_log(LOG_ERR, "%s", err);
+		return 1;
+	}
+
+	/* Before any change, so that they are saved before they are made. */
+	if (!o.dry_run) {
+		state_fd = state_lock(o.state_dir, err, sizeof(err));
+		if (state_fd < 0) {
+			napd_log(LOG_ERR, "%s", err);
+			ctl_close(n.ctl_fd, o.status_socket);
+			return 1;
+		}
+	}
+
+	/* A metrics file that cannot be written: refused before changes. */
+	ret = write_metrics(&n);
+	if (ret) {
+		napd_log(LOG_ERR, "cannot write metrics file %s: %s",
+			 o.metrics_file, strerror(-ret));
+		ctl_close(n.ctl_fd, o.status_socket);
 		return 1;
 	}
 
 	if (napd_setup(&o, &n.setup, err, sizeof(err))) {
-		fprintf(stderr, "napd: %s\n", err);
+		napd_log(LOG_ERR, "%s", err);
 		notify(false, true, err);
 		napd_restore(&n.setup);
 		ctl_close(n.ctl_fd, o.status_socket);
 		return 1;
 	}
+	if (n.setup.recovered)
+		napd_log(LOG_WARNING, "%s: the originals of %d setting%s, left by a napd that did not stop cleanly, are taken as the originals",
+			n.setup.settings.file, n.setup.recovered,
+			n.setup.recovered == 1 ? "" : "s");
 
 	if (start(&n)) {
 		ret = 1;
 	} else {
 		snprintf(status, sizeof(status),
 			 "napping when idle for %lu ms; wake device %s",
-			 o.idle_ms, o.wake_dev);
+			 o.idle_ms, napd_wake_devs_str(&o, devs, sizeof(devs)));
 		notify(true, false, status);
 		if (run(&n) < 0)
 			ret = 1;
@@ -857,17 +1066,30 @@ int main(int argc, char *argv[])
 
 	notify(false, true, ret ? "failed, restoring settings" :
 	       "stopping, restoring settings");
-	if (napd_restore(&n.setup))
+	if (napd_restore(&n.setup)) {
+		restore_failed = true;
 		ret = 1;
+	}
+	update_metrics(&n, true);
 	ctl_close(n.ctl_fd, o.status_socket);
+	if (state_fd >= 0)
+		close(state_fd);
 	diag_close(&n.diag);
-	if (n.rx_fd >= 0)
-		close(n.rx_fd);
+	for (i = 0; i < NAPD_MAX_WAKE_DEVS; i++)
+		if (n.rx_fds[i] >= 0)
+			close(n.rx_fds[i]);
 	if (n.rx6_fd >= 0)
 		close(n.rx6_fd);
 
-	if (o.log)
-		stats_print_summary(&n.stats, stderr);
+	if (o.log) {
+		char sum[192];
+
+		stats_format_summary(&n.stats, sum, sizeof(sum));
+		napd_log(LOG_INFO, "%s", sum);
+		if (!restore_failed)
+			napd_log(LOG_INFO, "stopped%s; settings restored",
+				 ret ? " on an error" : "");
+	}
 	if (o.stats)
 		stats_print_json(&n.stats, stdout);
 	return ret;

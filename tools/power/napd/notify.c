@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * sd_notify() for napd, for Type=notify services.
+ * sd_notify() for napd, for Type=notify services, and log lines with
+ * journal priorities.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include "notify.h"
@@ -81,4 +84,51 @@ int notify(bool ready, bool stopping, const char *status)
 	if (notify_format(msg, sizeof(msg), ready, stopping, status) < 0)
 		return -E2BIG;
 	return notify_send(path, msg);
+}
+
+bool journal_stream_is(int fd, const char *env)
+{
+	unsigned long long dev, ino;
+	struct stat st;
+	int end = 0;
+
+	if (!env || sscanf(env, "%llu:%llu%n", &dev, &ino, &end) != 2 ||
+	    env[end] || fstat(fd, &st))
+		return false;
+	return st.st_dev == dev && st.st_ino == ino;
+}
+
+static bool to_journal(void)
+{
+	static int journal = -1;
+
+	if (journal < 0)
+		journal = journal_stream_is(2, getenv("JOURNAL_STREAM"));
+	return journal;
+}
+
+const char *log_prio(int prio)
+{
+	static const char *const pfx[] = {
+		"<0>", "<1>", "<2>", "<3>", "<4>", "<5>", "<6>", "<7>",
+	};
+
+	return to_journal() ? pfx[LOG_PRI(prio)] : "";
+}
+
+const char *log_prefix(int prio)
+{
+	return to_journal() ? log_prio(prio) : "napd: ";
+}
+
+void napd_log(int prio, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	/* One write per line, so lines of a pipe do not interleave. */
+	fprintf(stderr, "%s%s\n", log_prefix(prio), line);
 }

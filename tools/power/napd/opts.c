@@ -18,14 +18,18 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 const char napd_usage[] =
-"Usage: napd --port PORT [--port PORT]... --wake-dev NETDEV [options]\n"
+"Usage: napd --port PORT [--port PORT]... --wake-dev NETDEV\n"
+"            [--wake-dev NETDEV]... [options]\n"
 "       napd --status [--status-socket PATH]\n"
+"       napd --check-config [FILE]\n"
+"       napd --restore [--state-dir DIR]\n"
 "\n"
 "Nap the machine between requests using pseudo-sleep.\n"
 "\n"
 "  --port PORT          TCP port served (1..65535, repeatable, required)\n"
 "  --udp-port PORT      UDP port served: queued data blocks a nap (repeatable)\n"
-"  --wake-dev NETDEV    network device whose IRQs end a nap (required)\n"
+"  --wake-dev NETDEV    network device whose IRQs end a nap (required,\n"
+"                       repeatable); a bond, team or VLAN stands for its NICs\n"
 "  --idle-ms MS         quiet time before a nap (1..3600000, default 50)\n"
 "  --mode MODE          pseudo (default), s2idle or deep\n"
 "  --wake-on WHAT       pseudo naps end on: task (a request for user space;\n"
@@ -43,8 +47,17 @@ const char napd_usage[] =
 "                       command line options win\n"
 "  --status-socket PATH unix socket for --status (default /run/napd.sock)\n"
 "  --status             ask the running napd for its state, print JSON\n"
+"  --state-dir DIR      where the original settings are saved while napd\n"
+"                       runs (default /run/napd)\n"
+"  --restore            put back the settings a killed napd saved, exit\n"
+"  --check-config [FILE] check the settings file (default: --config or\n"
+"                       /etc/napd.conf) and the command line, report every\n"
+"                       error as FILE:LINE: reason; exit 2 on any\n"
 "  --dry-run            write nothing, do not nap, print what would happen\n"
 "  --stats              print totals as JSON on exit\n"
+"  --metrics-file FILE  write Prometheus metrics for node_exporter's textfile\n"
+"                       collector to FILE (absolute, *.prom; default none)\n"
+"  --metrics-interval S seconds between metrics writes (1..3600, default 15)\n"
 "  --log                log one line per nap and per held back nap\n"
 "  --max-naps N         exit after N naps\n"
 "  --sysfs-root DIR     sysfs mount point (default /sys)\n"
@@ -80,6 +93,55 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 }
 
 /*
+ * Every error of a config file, one per line in @buf: a file with ten
+ * bad lines is fixed in one go, not in ten restarts.
+ */
+struct errs {
+	char *buf;
+	size_t size, len;
+	int nr, dropped;
+};
+
+static void add_err(struct errs *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void add_err(struct errs *e, const char *fmt, ...)
+{
+	/* room for "\n... N more errors" */
+	const size_t reserve = 32;
+	va_list ap;
+	int n;
+
+	e->nr++;
+	if (!e->size || e->dropped || e->len + reserve >= e->size) {
+		e->dropped++;
+		return;
+	}
+	if (e->len)
+		e->buf[e->len++] = '\n';
+	va_start(ap, fmt);
+	n = vsnprintf(e->buf + e->len, e->size - reserve - e->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= e->size - reserve - e->len) {
+		/* does not fit whole: leave it out */
+		if (e->len)
+			e->len--;
+		e->buf[e->len] = '\0';
+		e->dropped++;
+		return;
+	}
+	e->len += n;
+}
+
+static void end_errs(struct errs *e)
+{
+	if (e->dropped && e->size)
+		snprintf(e->buf + e->len, e->size - e->len,
+			 "%s... %d more error%s", e->len ? "\n" : "",
+			 e->dropped, e->dropped == 1 ? "" : "s");
+}
+
+/*
  * Strict decimal: strtoul() alone would take " 12", "+12", "-1" (wrapping
  * to ULONG_MAX) and "0x50" with base 0, none of which we want.
  */
@@ -104,7 +166,9 @@ enum opt_id {
 	OPT_DRY_RUN, OPT_STATS, OPT_LOG, OPT_MAX_NAPS, OPT_SYSFS_ROOT,
 	OPT_PROC_ROOT, OPT_HELP, OPT_VERSION, OPT_UDP_PORT, OPT_PROCESS,
 	OPT_CPU_MAX, OPT_RUNNABLE_MAX, OPT_DISK_CHECK, OPT_CONFIG,
-	OPT_STATUS_SOCKET, OPT_STATUS, OPT_WAKE_ON,
+	OPT_STATUS_SOCKET, OPT_STATUS, OPT_WAKE_ON, OPT_CHECK_CONFIG,
+	OPT_STATE_DIR, OPT_RESTORE, OPT_METRICS_FILE, OPT_METRICS_INTERVAL,
+	OPT_NR
 };
 
 /* How an option may be given. */
@@ -112,6 +176,7 @@ enum {
 	ARG = 1,	/* takes a value */
 	LIST = 2,	/* repeatable; the config file may list several */
 	NOCONF = 4,	/* command line only */
+	OPTARG = 8,	/* may take a value: --opt=VALUE or a next non-option */
 };
 
 static const struct {
@@ -122,7 +187,7 @@ static const struct {
 	{ "port",		OPT_PORT,		ARG | LIST },
 	{ "udp-port",		OPT_UDP_PORT,		ARG | LIST },
 	{ "idle-ms",		OPT_IDLE_MS,		ARG },
-	{ "wake-dev",		OPT_WAKE_DEV,		ARG },
+	{ "wake-dev",		OPT_WAKE_DEV,		ARG | LIST },
 	{ "mode",		OPT_MODE,		ARG },
 	{ "wake-on",		OPT_WAKE_ON,		ARG },
 	{ "keep-awake",		OPT_KEEP_AWAKE,		ARG | LIST },
@@ -139,6 +204,11 @@ static const struct {
 	{ "status-socket",	OPT_STATUS_SOCKET,	ARG },
 	{ "config",		OPT_CONFIG,		ARG | NOCONF },
 	{ "status",		OPT_STATUS,		NOCONF },
+	{ "check-config",	OPT_CHECK_CONFIG,	OPTARG | NOCONF },
+	{ "state-dir",		OPT_STATE_DIR,		ARG | NOCONF },
+	{ "metrics-file",	OPT_METRICS_FILE,	ARG },
+	{ "metrics-interval",	OPT_METRICS_INTERVAL,	ARG },
+	{ "restore",		OPT_RESTORE,		NOCONF },
 	{ "help",		OPT_HELP,		NOCONF },
 	{ "version",		OPT_VERSION,		NOCONF },
 };
@@ -247,7 +317,13 @@ static int apply_opt(struct napd_opts *o, enum opt_id id, const char *pfx,
 		if (!*arg || strchr(arg, '/') || strlen(arg) > 15)
 			return fail(err, errlen, "bad %swake-dev '%s'", pfx,
 				    arg);
-		o->wake_dev = arg;
+		for (v = 0; v < (unsigned long)o->nr_wake_devs; v++)
+			if (!strcmp(o->wake_devs[v], arg))
+				return 0;
+		if (o->nr_wake_devs == NAPD_MAX_WAKE_DEVS)
+			return fail(err, errlen, "too many %swake-dev (max %d)",
+				    pfx, NAPD_MAX_WAKE_DEVS);
+		o->wake_devs[o->nr_wake_devs++] = arg;
 		return 0;
 	case OPT_MODE:
 		if (name_index(mode_names, ARRAY_SIZE(mode_names), arg, &v))
@@ -328,6 +404,43 @@ static int apply_opt(struct napd_opts *o, enum opt_id id, const char *pfx,
 	case OPT_STATUS:
 		o->status = true;
 		return 0;
+	case OPT_STATE_DIR:
+		/* a relative one would move with the working directory */
+		if (*arg != '/')
+			return fail(err, errlen,
+				    "bad %s%s '%s' (an absolute path)", pfx,
+				    name, arg);
+		o->state_dir = arg;
+		return 0;
+	case OPT_RESTORE:
+		o->restore = true;
+		return 0;
+	case OPT_METRICS_FILE:
+		/* node_exporter's textfile collector reads *.prom only */
+		v = strlen(arg);
+		if (*arg != '/' || v < 6 || strcmp(arg + v - 5, ".prom") ||
+		    arg[v - 6] == '/')
+			return fail(err, errlen,
+				    "bad %s%s '%s' (an absolute path ending in .prom)",
+				    pfx, name, arg);
+		o->metrics_file = arg;
+		return 0;
+	case OPT_METRICS_INTERVAL:
+		if (parse_ulong(arg, 1, 3600, &v))
+			return fail(err, errlen,
+				    "bad %s%s '%s' (1..3600 seconds)", pfx,
+				    name, arg);
+		o->metrics_interval = v;
+		return 0;
+	case OPT_CHECK_CONFIG:
+		if (arg && !*arg)
+			return fail(err, errlen, "empty %s%s", pfx, name);
+		o->check_config = true;
+		if (arg)
+			o->config = arg;
+		return 0;
+	case OPT_NR:
+		break;
 	}
 	return fail(err, errlen, "internal error");
 }
@@ -342,6 +455,8 @@ static void set_defaults(struct napd_opts *o)
 	o->sysfs_root = "/sys";
 	o->proc_root = "/proc";
 	o->status_socket = NAPD_SOCKET_DEFAULT;
+	o->state_dir = NAPD_STATE_DIR_DEFAULT;
+	o->metrics_interval = NAPD_METRICS_INTERVAL_DEFAULT;
 }
 
 /* argv on top of @o; @seen gets a bit per option id given. */
@@ -382,6 +497,11 @@ static int parse_argv(struct napd_opts *o, unsigned long long *seen,
 			else
 				return fail(err, errlen, "--%s needs a value",
 					    opt_table[t].name);
+		} else if (opt_table[t].flags & OPTARG) {
+			if (eq)
+				arg = eq + 1;
+			else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2))
+				arg = argv[++i];
 		} else if (eq) {
 			return fail(err, errlen, "--%s takes no value",
 				    opt_table[t].name);
@@ -398,13 +518,13 @@ static int parse_argv(struct napd_opts *o, unsigned long long *seen,
 static int check_required(const struct napd_opts *o, const char *file,
 			  char *err, size_t errlen)
 {
-	if (o->help || o->version || o->status)
+	if (o->help || o->version || o->status || o->restore)
 		return 0;
 	if (!o->nr_ports)
 		return fail(err, errlen, "missing --port%s%s%s", file ?
 			    " (or port in " : "", file ? file : "",
 			    file ? ")" : "");
-	if (!o->wake_dev)
+	if (!o->nr_wake_devs)
 		return fail(err, errlen, "missing --wake-dev%s%s%s", file ?
 			    " (or wake-dev in " : "", file ? file : "",
 			    file ? ")" : "");
@@ -422,6 +542,24 @@ int napd_parse_opts(struct napd_opts *o, int argc, char *const argv[],
 	if (parse_argv(o, &seen, argc, argv, err, errlen))
 		return -1;
 	return check_required(o, NULL, err, errlen);
+}
+
+const char *napd_wake_devs_str(const struct napd_opts *o, char *buf,
+			       size_t size)
+{
+	size_t len = 0;
+	int i, n;
+
+	if (size)
+		buf[0] = '\0';
+	for (i = 0; i < o->nr_wake_devs && len < size; i++) {
+		n = snprintf(buf + len, size - len, "%s%s", i ? "," : "",
+			     o->wake_devs[i]);
+		if (n < 0)
+			break;
+		len += n;
+	}
+	return buf;
 }
 
 char *napd_opts_strdup(struct napd_opts *o, const char *s)
@@ -458,21 +596,26 @@ static char *trim(char *s)
 	return s;
 }
 
-int napd_parse_config(struct napd_opts *o, const char *file,
-		      const char *text, char *err, size_t errlen)
+static int parse_config(struct napd_opts *o, const char *file,
+			const char *text, struct errs *e)
 {
+	int first_line[OPT_NR] = { 0 };
 	const char *p = text;
-	int lineno = 0;
+	int lineno = 0, nr0 = e->nr;
 
 	while (*p) {
-		char line[1024], *key, *val, *eq, *tok, *save;
+		char line[1024], why[512], *key, *val, *eq, *tok, *save, *c;
 		size_t len = strcspn(p, "\n");
 		unsigned int t;
+		int nvals = 0;
 
 		lineno++;
-		if (len >= sizeof(line))
-			return fail(err, errlen, "%s:%d: line too long", file,
-				    lineno);
+		if (len >= sizeof(line)) {
+			add_err(e, "%s:%d: line too long (max %zu characters)",
+				file, lineno, sizeof(line) - 1);
+			p += len + (p[len] == '\n');
+			continue;
+		}
 		memcpy(line, p, len);
 		line[len] = '\0';
 		p += len + (p[len] == '\n');
@@ -480,32 +623,61 @@ int napd_parse_config(struct napd_opts *o, const char *file,
 		key = trim(line);
 		if (!*key || *key == '#')
 			continue;
+		for (c = key; *c; c++)
+			if (iscntrl((unsigned char)*c) && *c != '\t')
+				break;
+		if (*c) {
+			add_err(e, "%s:%d: control character 0x%02x in line",
+				file, lineno, (unsigned char)*c);
+			continue;
+		}
 		eq = strchr(key, '=');
-		if (!eq)
-			return fail(err, errlen,
-				    "%s:%d: expected 'key = value', got '%s'",
-				    file, lineno, key);
+		if (!eq) {
+			add_err(e, "%s:%d: expected 'key = value', got '%s'",
+				file, lineno, key);
+			continue;
+		}
 		*eq = '\0';
 		val = trim(eq + 1);
 		key = trim(key);
+		if (!*key) {
+			add_err(e, "%s:%d: expected 'key = value', no key",
+				file, lineno);
+			continue;
+		}
 		for (t = 0; t < ARRAY_SIZE(opt_table); t++)
 			if (!(opt_table[t].flags & NOCONF) &&
 			    !strcmp(opt_table[t].name, key))
 				break;
-		if (t == ARRAY_SIZE(opt_table))
-			return fail(err, errlen, "%s:%d: unknown key '%s'",
-				    file, lineno, key);
-		if (!*val)
-			return fail(err, errlen, "%s:%d: %s needs a value",
-				    file, lineno, key);
+		if (t == ARRAY_SIZE(opt_table)) {
+			add_err(e, "%s:%d: unknown key '%s'", file, lineno,
+				key);
+			continue;
+		}
+		if (!*val) {
+			add_err(e, "%s:%d: %s needs a value", file, lineno,
+				key);
+			continue;
+		}
 		if (!(opt_table[t].flags & LIST)) {
-			char *copy = napd_opts_strdup(o, val);
+			enum opt_id id = opt_table[t].id;
+			char *copy;
 
-			if (!copy)
-				return fail(err, errlen, "out of memory");
-			if (apply_opt(o, opt_table[t].id, "", key, copy, err,
-				      errlen))
-				goto bad;
+			/* Which of two would win is a guess: say so. */
+			if (first_line[id]) {
+				add_err(e, "%s:%d: duplicate %s (first set on line %d)",
+					file, lineno, key, first_line[id]);
+				continue;
+			}
+			first_line[id] = lineno;
+			copy = napd_opts_strdup(o, val);
+			if (!copy) {
+				add_err(e, "%s:%d: out of memory", file,
+					lineno);
+				return e->nr - nr0;
+			}
+			if (apply_opt(o, id, "", key, copy, why, sizeof(why)))
+				add_err(e, "%s:%d: %s", file, lineno, why);
 			continue;
 		}
 		/* "port = 80, 443" or "port = 80 443" or repeated keys */
@@ -513,23 +685,34 @@ int napd_parse_config(struct napd_opts *o, const char *file,
 		     tok = strtok_r(NULL, ", \t", &save)) {
 			char *copy = napd_opts_strdup(o, tok);
 
-			if (!copy)
-				return fail(err, errlen, "out of memory");
-			if (apply_opt(o, opt_table[t].id, "", key, copy, err,
-				      errlen))
-				goto bad;
+			nvals++;
+			if (!copy) {
+				add_err(e, "%s:%d: out of memory", file,
+					lineno);
+				return e->nr - nr0;
+			}
+			if (apply_opt(o, opt_table[t].id, "", key, copy, why,
+				      sizeof(why)))
+				add_err(e, "%s:%d: %s", file, lineno, why);
 		}
-		continue;
-bad:
-		{
-			char why[512];
-
-			snprintf(why, sizeof(why), "%s", err);
-			return fail(err, errlen, "%s:%d: %s", file, lineno,
-				    why);
-		}
+		if (!nvals)
+			add_err(e, "%s:%d: %s needs a value", file, lineno,
+				key);
 	}
-	return 0;
+	return e->nr - nr0;
+}
+
+int napd_parse_config(struct napd_opts *o, const char *file,
+		      const char *text, char *err, size_t errlen)
+{
+	struct errs e = { .buf = err, .size = errlen };
+	int nr;
+
+	if (errlen)
+		err[0] = '\0';
+	nr = parse_config(o, file, text, &e);
+	end_errs(&e);
+	return nr;
 }
 
 /* Copy option @id from @src to @dst: the command line wins. */
@@ -558,7 +741,8 @@ static void take_opt(struct napd_opts *dst, const struct napd_opts *src,
 		dst->idle_ms = src->idle_ms;
 		break;
 	case OPT_WAKE_DEV:
-		dst->wake_dev = src->wake_dev;
+		memcpy(dst->wake_devs, src->wake_devs, sizeof(dst->wake_devs));
+		dst->nr_wake_devs = src->nr_wake_devs;
 		break;
 	case OPT_MODE:
 		dst->mode = src->mode;
@@ -608,12 +792,32 @@ static void take_opt(struct napd_opts *dst, const struct napd_opts *src,
 	case OPT_STATUS:
 		dst->status = src->status;
 		break;
+	case OPT_STATE_DIR:
+		dst->state_dir = src->state_dir;
+		break;
+	case OPT_RESTORE:
+		dst->restore = src->restore;
+		break;
+	case OPT_METRICS_FILE:
+		dst->metrics_file = src->metrics_file;
+		break;
+	case OPT_METRICS_INTERVAL:
+		dst->metrics_interval = src->metrics_interval;
+		break;
+	case OPT_CHECK_CONFIG:
+		dst->check_config = src->check_config;
+		if (src->config)
+			dst->config = src->config;
+		break;
+	case OPT_NR:
+		break;
 	}
 }
 
 int napd_load_opts(struct napd_opts *o, int argc, char *const argv[],
 		   char *err, size_t errlen)
 {
+	struct errs e = { .buf = err, .size = errlen };
 	struct napd_opts cli;
 	unsigned long long seen = 0;
 	const char *file;
@@ -625,7 +829,8 @@ int napd_load_opts(struct napd_opts *o, int argc, char *const argv[],
 		err[0] = '\0';
 	if (parse_argv(&cli, &seen, argc, argv, err, errlen))
 		return -1;
-	if (cli.help || cli.version) {
+	/* --restore needs nothing from the file: a bad one cannot stop it */
+	if (cli.help || cli.version || cli.restore) {
 		*o = cli;
 		return 0;
 	}
@@ -633,20 +838,24 @@ int napd_load_opts(struct napd_opts *o, int argc, char *const argv[],
 	set_defaults(o);
 	file = cli.config ? cli.config : NAPD_CONFIG_DEFAULT;
 	text = read_whole(file);
-	if (!text && (cli.config || errno != ENOENT))
-		return fail(err, errlen, "cannot read %s: %s", file,
-			    strerror(errno));
+	/* --check-config with no file to check is an error too */
+	if (!text && (cli.config || cli.check_config || errno != ENOENT)) {
+		fail(err, errlen, "cannot read %s: %s", file, strerror(errno));
+		return cli.check_config ? -2 : -1;
+	}
 	if (text) {
-		int ret = napd_parse_config(o, file, text, err, errlen);
-
+		parse_config(o, file, text, &e);
 		free(text);
-		if (ret)
-			return -1;
 	} else {
 		file = NULL;
 	}
 	for (t = 0; t < ARRAY_SIZE(opt_table); t++)
 		if (seen & (1ULL << opt_table[t].id))
 			take_opt(o, &cli, opt_table[t].id);
+	if (e.nr) {
+		/* what is missing may be set on a bad line: no guess */
+		end_errs(&e);
+		return -2;
+	}
 	return check_required(o, file, err, errlen);
 }

@@ -15,11 +15,14 @@
 #define NAPD_MAX_PORTS		64
 #define NAPD_MAX_KEEP		16
 #define NAPD_MAX_PROCS		16
+#define NAPD_MAX_WAKE_DEVS	8
 #define NAPD_IDLE_MS_DEFAULT	50
 #define NAPD_IDLE_MS_MAX	3600000UL
 #define NAPD_CPU_MAX_DEFAULT	10
 #define NAPD_CONFIG_DEFAULT	"/etc/napd.conf"
 #define NAPD_SOCKET_DEFAULT	"/run/napd.sock"
+#define NAPD_STATE_DIR_DEFAULT	"/run/napd"
+#define NAPD_METRICS_INTERVAL_DEFAULT	15
 
 enum napd_mode {
 	NAPD_MODE_PSEUDO,
@@ -40,7 +43,8 @@ struct napd_opts {
 	unsigned short udp_ports[NAPD_MAX_PORTS];
 	int nr_udp_ports;
 	unsigned long idle_ms;
-	const char *wake_dev;
+	const char *wake_devs[NAPD_MAX_WAKE_DEVS];	/* as given */
+	int nr_wake_devs;
 	enum napd_mode mode;
 	enum napd_wake_on wake_on;
 	const char *keep_awake[NAPD_MAX_KEEP];
@@ -55,12 +59,17 @@ struct napd_opts {
 	const char *proc_root;
 	const char *config;		/* NULL: NAPD_CONFIG_DEFAULT if any */
 	const char *status_socket;
+	const char *state_dir;		/* saved originals; "": none */
+	const char *metrics_file;	/* Prometheus textfile; NULL: none */
+	unsigned long metrics_interval;	/* s between writes */
 	bool dry_run;
 	bool stats;
 	bool log;
 	bool help;
 	bool version;
 	bool status;			/* --status: ask the daemon */
+	bool check_config;		/* --check-config: parse, report, exit */
+	bool restore;			/* --restore: put saved settings back */
 	struct opt_str *strs;		/* config file strings, owned */
 };
 
@@ -86,7 +95,10 @@ int napd_parse_opts(struct napd_opts *o, int argc, char *const argv[],
 /*
  * Apply config file text @text (named @file in messages) on top of @o.
  * "key = value" lines, keys are the long option names; flags take
- * yes/no.  Strings are copied.  -1 with "file:line: reason" in @err.
+ * yes/no.  Strings are copied.  Every bad line is reported, not just the
+ * first: returns the number of errors (0: clean), with one
+ * "file:line: reason" per line in @err (and "... N more errors" if they
+ * do not all fit).  A key that takes one value may be given once.
  */
 int napd_parse_config(struct napd_opts *o, const char *file,
 		      const char *text, char *err, size_t errlen);
@@ -95,12 +107,18 @@ int napd_parse_config(struct napd_opts *o, const char *file,
  * Everything napd runs with: the config file (--config, or
  * /etc/napd.conf if it exists), then argv on top: an option given on the
  * command line replaces the file's value (a list option the whole list).
- * -1 with a message in @err on bad input.
+ * On bad input a message in @err and -1 for the command line, or -2 for
+ * the config file, with every error of the file, one per line, as
+ * napd_parse_config() gives them.
  */
 int napd_load_opts(struct napd_opts *o, int argc, char *const argv[],
 		   char *err, size_t errlen);
 
 const char *napd_mode_name(enum napd_mode mode);
+
+/* The wake devices as "eth0,eth1" in @buf (cut short if need be). */
+const char *napd_wake_devs_str(const struct napd_opts *o, char *buf,
+			       size_t size);
 
 extern const char napd_usage[];
 

@@ -9,8 +9,10 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "notify.h"
 #include "setup.h"
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -65,6 +67,112 @@ static int keep_awake_dir(const char *sysfs_root, const char *arg,
 	return found;
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/*
+ * The NICs under wake device @dev, into @s->nics: @dev itself if it has
+ * no lower devices, else the NICs under each of those (the ports of a
+ * bond or team, the parent of a VLAN or macvlan), found as its lower_*
+ * links or, failing those, a bond's bonding/slaves.  @top is the wake
+ * device named, for messages.
+ */
+static int nic_lookup(const char *root, const char *top, const char *dev,
+		      int depth, struct napd_setup *s, char *err,
+		      size_t errlen)
+{
+	char path[PATH_MAX], slaves[SETTING_VAL_MAX], *tok, *save;
+	char lower[NAPD_MAX_NICS][16];
+	int found = 0, nr_lower = 0, i;
+	struct dirent *de;
+	DIR *d;
+
+	if (depth > 8)
+		return fail(err, errlen,
+			    "wake-dev '%s': lower devices nested too deep at '%s'",
+			    top, dev);
+	if (path_fmt(path, sizeof(path), "%s/class/net/%s", root, dev) ||
+	    !path_exists(path)) {
+		if (depth)
+			return fail(err, errlen,
+				    "wake-dev '%s': no network device '%s' (%s)",
+				    top, dev, path);
+		return fail(err, errlen, "no network device '%s' (%s)", dev,
+			    path);
+	}
+	/* In name order, for messages that do not change from run to run. */
+	d = opendir(path);
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, "lower_", 6) || !de->d_name[6] ||
+		    strlen(de->d_name + 6) >= sizeof(lower[0]))
+			continue;
+		if (nr_lower == NAPD_MAX_NICS) {
+			closedir(d);
+			return fail(err, errlen,
+				    "wake-dev '%s': too many lower devices under '%s'",
+				    top, dev);
+		}
+		strcpy(lower[nr_lower++], de->d_name + 6);
+	}
+	if (d)
+		closedir(d);
+	qsort(lower, nr_lower, sizeof(lower[0]), cmp_name);
+	for (i = 0; i < nr_lower; i++, found++)
+		if (nic_lookup(root, top, lower[i], depth + 1, s, err, errlen))
+			return -1;
+	if (!found &&
+	    !path_fmt(path, sizeof(path), "%s/class/net/%s/bonding/slaves",
+		      root, dev) &&
+	    sysfs_read(path, slaves, sizeof(slaves)) > 0) {
+		for (tok = strtok_r(slaves, " \t\n", &save); tok;
+		     tok = strtok_r(NULL, " \t\n", &save)) {
+			found++;
+			if (nic_lookup(root, top, tok, depth + 1, s, err,
+				       errlen))
+				return -1;
+		}
+	}
+	if (found)
+		return 0;
+
+	for (i = 0; i < s->nr_nics; i++)
+		if (!strcmp(s->nics[i], dev))
+			return 0;
+	if (s->nr_nics == NAPD_MAX_NICS)
+		return fail(err, errlen, "too many NICs under the wake devices (max %d)",
+			    NAPD_MAX_NICS);
+	if (path_fmt(s->nics[s->nr_nics], sizeof(s->nics[0]), "%s", dev) ||
+	    path_fmt(s->nic_of[s->nr_nics], sizeof(s->nic_of[0]), "%s", top))
+		return fail(err, errlen, "bad network device name '%s'", dev);
+	s->nr_nics++;
+	return 0;
+}
+
+/* Why NIC @nic of wake device @top has no IRQ to wake on, for a message. */
+static const char *nic_no_irq(const char *root, const struct napd_opts *o,
+			      const char *nic, const char *top)
+{
+	static char msg[PATH_MAX + 256];
+	char path[PATH_MAX], of[64] = "";
+	bool virt;
+
+	virt = !path_fmt(path, sizeof(path), "%s/class/net/%s/device", root,
+			 nic) && !path_exists(path);
+	if (strcmp(nic, top))
+		snprintf(of, sizeof(of), "wake-dev '%s': ", top);
+	if (virt)
+		snprintf(msg, sizeof(msg),
+			 "%s'%s' has no IRQ: a virtual device with no lower devices (a bond or team without ports?); name the NICs, or a device over them",
+			 of, nic);
+	else
+		snprintf(msg, sizeof(msg),
+			 "%scannot find the IRQs of '%s' (no msi_irqs or irq in its sysfs device, nothing in %s/interrupts)",
+			 of, nic, o->proc_root);
+	return msg;
+}
+
 static int change(struct napd_setup *s, const char *path, const char *old,
 		  const char *val, char *err, size_t errlen)
 {
@@ -115,20 +223,27 @@ static int wake_on_setup(const struct napd_opts *o, struct napd_setup *s,
 			    strerror(-ret));
 	s->wake_on_new = o->wake_on == NAPD_WAKE_IRQ ? "irq" : "task";
 	if (!strcmp(s->wake_on_new, "task")) {
-		if (path_fmt(s->rx_packets, sizeof(s->rx_packets),
+		if (path_fmt(s->rx_packets[0], sizeof(s->rx_packets[0]),
 			     "%s/net/snmp", o->proc_root))
 			return fail(err, errlen, "path too long under %s",
 				    o->proc_root);
-		if (!path_exists(s->rx_packets))
-			return fail(err, errlen, "%s missing", s->rx_packets);
+		if (!path_exists(s->rx_packets[0]))
+			return fail(err, errlen, "%s missing",
+				    s->rx_packets[0]);
 		s->rx_snmp = true;
+		s->nr_rx = 1;
 	}
 	return 0;
 }
 
 static int wake_on_apply(struct napd_setup *s, char *err, size_t errlen)
 {
-	if (!s->wake_on_new || !strcmp(s->wake_on_old, s->wake_on_new))
+	/*
+	 * Already as wanted: nothing to change, unless a killed napd set it
+	 * so; then it is changed "again" to take the saved original over.
+	 */
+	if (!s->wake_on_new || (!strcmp(s->wake_on_old, s->wake_on_new) &&
+				!settings_pending(&s->settings, s->wake_on)))
 		return 0;
 	return change(s, s->wake_on, s->wake_on_old, s->wake_on_new, err,
 		      errlen);
@@ -139,15 +254,30 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 {
 	const char *root = o->sysfs_root, *mode = napd_mode_name(o->mode);
 	bool pseudo = o->mode == NAPD_MODE_PSEUDO;
-	char mem_sleep[PATH_MAX], wake_irq[PATH_MAX], path[PATH_MAX];
+	char mem_sleep[PATH_MAX], wake_irq[PATH_MAX];
 	char list[SETTING_VAL_MAX], cur[64], old_irqs[SETTING_VAL_MAX];
 	char irqlist[SETTING_VAL_MAX];
-	struct nosleep nosleep[1 + NAPD_MAX_KEEP];
+	struct nosleep nosleep[NAPD_MAX_NICS + NAPD_MAX_KEEP];
 	int nr_nosleep = 0, ret, i;
 	bool arm_irqs;
 
 	memset(s, 0, sizeof(*s));
 	s->settings.dry_run = o->dry_run;
+
+	/*
+	 * Settings a napd killed with SIGKILL left: their originals are the
+	 * originals, whatever the files say now (settings_change()).
+	 */
+	if (o->state_dir && *o->state_dir) {
+		if (path_fmt(s->settings.file, sizeof(s->settings.file),
+			     "%s/" SETTINGS_FILE, o->state_dir))
+			return fail(err, errlen, "path too long under %s",
+				    o->state_dir);
+		ret = settings_load(&s->settings, err, errlen);
+		if (ret < 0)
+			return -1;
+		s->recovered = ret;
+	}
 
 	if (path_fmt(s->state, sizeof(s->state), "%s/power/state", root) ||
 	    path_fmt(s->wakeup_count, sizeof(s->wakeup_count),
@@ -158,10 +288,7 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 		     "%s/power/pseudosleep", root) ||
 	    path_fmt(mem_sleep, sizeof(mem_sleep), "%s/power/mem_sleep",
 		     root) ||
-	    path_fmt(wake_irq, sizeof(wake_irq), "%s/power/wake_irq", root) ||
-	    path_fmt(s->rx_packets, sizeof(s->rx_packets),
-		     "%s/class/net/%s/statistics/rx_packets", root,
-		     o->wake_dev))
+	    path_fmt(wake_irq, sizeof(wake_irq), "%s/power/wake_irq", root))
 		return fail(err, errlen, "path too long under %s", root);
 
 	/* What sleep modes does this kernel have? */
@@ -196,21 +323,55 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 	if (pseudo && wake_on_setup(o, s, err, errlen))
 		return -1;
 
-	/* The wake device: its traffic counter, IRQs and nosleep flag. */
-	if (path_fmt(path, sizeof(path), "%s/class/net/%s", root,
-		     o->wake_dev) || !path_exists(path))
-		return fail(err, errlen, "no network device '%s' (%s)",
-			    o->wake_dev, path);
-	if (!s->rx_snmp && !path_exists(s->rx_packets))
-		return fail(err, errlen, "%s missing", s->rx_packets);
+	/*
+	 * The wake devices: the traffic counter of each as named (a bond's
+	 * or a VLAN's own), the IRQs and the nosleep flag of each NIC under
+	 * them.
+	 */
+	for (i = 0; i < o->nr_wake_devs; i++) {
+		const char *dev = o->wake_devs[i];
 
-	s->nr_irqs = irqs_resolve(root, o->proc_root, o->wake_dev, s->irqs,
-				  NAPD_MAX_IRQS, &s->irq_src);
-	/* Only the armed IRQs end a pseudo nap: none would mean forever. */
-	if (pseudo && !s->nr_irqs)
-		return fail(err, errlen,
-			    "cannot find the IRQs of '%s' (no msi_irqs or irq in its sysfs device, nothing in interrupts)",
-			    o->wake_dev);
+		if (nic_lookup(root, dev, dev, 0, s, err, errlen))
+			return -1;
+		if (s->rx_snmp)
+			continue;
+		if (path_fmt(s->rx_packets[s->nr_rx], sizeof(s->rx_packets[0]),
+			     "%s/class/net/%s/statistics/rx_packets", root,
+			     dev))
+			return fail(err, errlen, "path too long under %s",
+				    root);
+		if (!path_exists(s->rx_packets[s->nr_rx]))
+			return fail(err, errlen, "%s missing",
+				    s->rx_packets[s->nr_rx]);
+		s->nr_rx++;
+	}
+
+	for (i = 0; i < s->nr_nics; i++) {
+		struct irq_source *src = &s->irq_src[i];
+		unsigned int irqs[NAPD_MAX_IRQS];
+		int n, j, k;
+
+		n = irqs_resolve(root, o->proc_root, s->nics[i], irqs,
+				 NAPD_MAX_IRQS, src);
+		/* Only the armed IRQs end a pseudo nap: none would mean forever. */
+		if (pseudo && !n)
+			return fail(err, errlen, "%s",
+				    nic_no_irq(root, o, s->nics[i],
+					       s->nic_of[i]));
+		/* The union: a vector shared by two NICs is armed once. */
+		for (j = 0; j < n; j++) {
+			for (k = 0; k < s->nr_irqs; k++)
+				if (s->irqs[k] == irqs[j])
+					break;
+			if (k < s->nr_irqs)
+				continue;
+			if (s->nr_irqs == NAPD_MAX_IRQS)
+				return fail(err, errlen,
+					    "too many IRQs (max %d)",
+					    NAPD_MAX_IRQS);
+			s->irqs[s->nr_irqs++] = irqs[j];
+		}
+	}
 	arm_irqs = s->nr_irqs && (pseudo || path_exists(wake_irq));
 	if (arm_irqs) {
 		ret = sysfs_read(wake_irq, old_irqs, sizeof(old_irqs));
@@ -222,12 +383,15 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 			return fail(err, errlen, "too many IRQs");
 	}
 
-	if (path_fmt(nosleep[0].path, sizeof(nosleep[0].path),
-		     "%s/class/net/%s/device/power/nosleep", root,
-		     o->wake_dev))
-		return fail(err, errlen, "path too long");
-	nosleep[0].what = o->wake_dev;
-	nr_nosleep = 1;
+	for (i = 0; i < s->nr_nics; i++) {
+		struct nosleep *n = &nosleep[nr_nosleep++];
+
+		if (path_fmt(n->path, sizeof(n->path),
+			     "%s/class/net/%s/device/power/nosleep", root,
+			     s->nics[i]))
+			return fail(err, errlen, "path too long");
+		n->what = s->nics[i];
+	}
 	for (i = 0; i < o->nr_keep; i++) {
 		char dir[PATH_MAX];
 		struct nosleep *n = &nosleep[nr_nosleep];
@@ -250,7 +414,7 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 			return fail(err, errlen,
 				    "cannot keep '%s' awake: %s missing",
 				    nosleep[i].what, nosleep[i].path);
-		fprintf(stderr, "napd: %s missing, not keeping '%s' awake\n",
+		napd_log(LOG_WARNING, "%s missing, not keeping '%s' awake",
 			nosleep[i].path, nosleep[i].what);
 		nosleep[i--] = nosleep[--nr_nosleep];
 	}
@@ -265,6 +429,12 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 	for (i = 0; i < nr_nosleep; i++)
 		if (set_nosleep(s, nosleep[i].path, err, errlen))
 			return -1;
+	/* What the killed napd changed and this one does not: put back. */
+	ret = settings_restore_pending(&s->settings);
+	if (ret)
+		return fail(err, errlen,
+			    "cannot restore the settings saved in %s: %s",
+			    s->settings.file, strerror(-ret));
 	return 0;
 }
 

@@ -14,27 +14,40 @@
 #include "opts.h"
 #include "sysfs.h"
 
+#define NAPD_MAX_NICS	16
+
 struct napd_setup {
 	struct settings settings;
-	unsigned int irqs[NAPD_MAX_IRQS];
+	unsigned int irqs[NAPD_MAX_IRQS];	/* of every NIC, armed */
 	int nr_irqs;
-	struct irq_source irq_src;
+	char nics[NAPD_MAX_NICS][16];	/* the NICs under the wake devices */
+	char nic_of[NAPD_MAX_NICS][16];	/* the wake device of each */
+	struct irq_source irq_src[NAPD_MAX_NICS];	/* and their IRQs */
+	int nr_nics;
 	bool have_pseudo;		/* kernel has /sys/power/pseudosleep */
 	char state[PATH_MAX];		/* /sys/power/state */
 	char wakeup_count[PATH_MAX];
 	char pm_wakeup_irq[PATH_MAX];
 	char pseudo_dir[PATH_MAX];	/* /sys/power/pseudosleep */
-	char rx_packets[PATH_MAX];	/* of the wake device, or: */
+	/* rx_packets of each wake device, or: */
+	char rx_packets[NAPD_MAX_WAKE_DEVS][PATH_MAX];
+	int nr_rx;
 	bool rx_snmp;			/* wake_on=task: /proc/net/snmp */
 	char wake_on[PATH_MAX];		/* pseudosleep.wake_on parameter */
 	char wake_on_old[64];
 	const char *wake_on_new;	/* NULL: leave it (none, or no pseudo) */
+	int recovered;			/* settings a killed napd saved */
 };
 
 /*
- * Validate everything first, then change the settings.  On failure
- * returns -1 with a message in @err; whatever was already changed is in
- * @s->settings and must be undone with napd_restore().
+ * Validate everything first, then change the settings.  With
+ * @o->state_dir, every original is saved in its settings file before the
+ * first change; a file left there by a napd that was killed is loaded
+ * first, and its originals are taken as the originals (the files hold
+ * the killed napd's settings); those this run does not change again are
+ * written back.  On failure returns -1 with a message in @err; whatever
+ * was already changed (or is still pending) is in @s->settings and must
+ * be undone with napd_restore().
  */
 int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 	       char *err, size_t errlen);

@@ -46,10 +46,11 @@ void stats_print_json(const struct napd_stats *st, FILE *f)
 	fprintf(f, "}}\n");
 }
 
-void stats_print_summary(const struct napd_stats *st, FILE *f)
+int stats_format_summary(const struct napd_stats *st, char *buf, size_t size)
 {
-	fprintf(f, "napd: summary naps=%lu aborted=%lu handshake_refused=%lu nap_ns=%llu\n",
-		st->naps, st->aborted, st->refused, st->nap_ns);
+	return snprintf(buf, size,
+			"summary naps=%lu aborted=%lu handshake_refused=%lu nap_ns=%llu",
+			st->naps, st->aborted, st->refused, st->nap_ns);
 }
 
 struct sbuf {
@@ -135,5 +136,56 @@ int stats_format_status(const struct napd_stats *st, long pid,
 		put(&b, "%s\"%u\":%lu", i ? "," : "", st->wake[i].irq,
 		    st->wake[i].count);
 	put(&b, "}}\n");
+	return b.over ? -1 : (int)b.len;
+}
+
+static void put_family(struct sbuf *b, const char *name, const char *type,
+		       const char *help)
+{
+	put(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+int stats_format_metrics(const struct napd_stats *st, char *buf, size_t size)
+{
+	struct sbuf b = { .buf = buf, .size = size };
+	unsigned long known = 0;
+	int i;
+
+	if (!size)
+		return -1;
+	put_family(&b, "napd_naps_total", "counter",
+		   "Naps taken: entered and woken from.");
+	put(&b, "napd_naps_total %lu\n", st->naps);
+	put_family(&b, "napd_asleep_seconds_total", "counter",
+		   "Time spent in naps.");
+	put(&b, "napd_asleep_seconds_total %llu.%09llu\n",
+	    st->nap_ns / 1000000000ULL, st->nap_ns % 1000000000ULL);
+	put_family(&b, "napd_aborted_naps_total", "counter",
+		   "Naps aborted by a wakeup event while being entered.");
+	put(&b, "napd_aborted_naps_total %lu\n", st->aborted);
+	put_family(&b, "napd_skipped_naps_total", "counter",
+		   "Naps held back, by the check that held them back.");
+	for (i = 0; i < NR_CHECKS; i++)
+		put(&b, "napd_skipped_naps_total{reason=\"%s\"} %lu\n",
+		    check_name(i), st->blocked[i]);
+	put_family(&b, "napd_wakeups_total", "counter",
+		   "Wakes from naps, by the IRQ that woke the machine (reason irq), or unknown.");
+	for (i = 0; i < st->nr_wake; i++) {
+		put(&b, "napd_wakeups_total{reason=\"irq\",irq=\"%u\"} %lu\n",
+		    st->wake[i].irq, st->wake[i].count);
+		known += st->wake[i].count;
+	}
+	put(&b, "napd_wakeups_total{reason=\"unknown\",irq=\"\"} %lu\n",
+	    st->naps > known ? st->naps - known : 0);
+	put_family(&b, "napd_last_entry_seconds", "gauge",
+		   "Unix time the last nap began (0: none yet).");
+	put(&b, "napd_last_entry_seconds %lld.%03lld\n",
+	    st->last_entry_ns / 1000000000LL,
+	    st->last_entry_ns % 1000000000LL / 1000000);
+	put_family(&b, "napd_last_exit_seconds", "gauge",
+		   "Unix time the last nap ended (0: none yet).");
+	put(&b, "napd_last_exit_seconds %lld.%03lld\n",
+	    st->last_exit_ns / 1000000000LL,
+	    st->last_exit_ns % 1000000000LL / 1000000);
 	return b.over ? -1 : (int)b.len;
 }

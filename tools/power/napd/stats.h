@@ -26,6 +26,8 @@ struct napd_stats {
 	long long last_latency_ns;	/* -1: none known */
 	unsigned long blocked[NR_CHECKS];	/* naps held back, by check */
 	int last_blocked;		/* enum napd_check, -1: none yet */
+	long long last_entry_ns;	/* CLOCK_REALTIME of the last nap, */
+	long long last_exit_ns;		/* and of its wake; 0: none yet */
 	char last_why[192];
 };
 
@@ -37,8 +39,8 @@ void stats_wake_irq(struct napd_stats *st, unsigned int irq);
 /* {"naps":N,"aborted":N,"handshake_refused":N,"nap_ns":N,"wake_irqs":{}} */
 void stats_print_json(const struct napd_stats *st, FILE *f);
 
-/* The --log exit summary line. */
-void stats_print_summary(const struct napd_stats *st, FILE *f);
+/* The --log exit summary line, "summary naps=N ...", no newline. */
+int stats_format_summary(const struct napd_stats *st, char *buf, size_t size);
 
 /*
  * The --status answer, one JSON object and a newline:
@@ -50,5 +52,15 @@ void stats_print_summary(const struct napd_stats *st, FILE *f);
  */
 int stats_format_status(const struct napd_stats *st, long pid,
 			unsigned long idle_ms, char *buf, size_t size);
+
+/*
+ * The counters in the Prometheus text exposition format (version 0.0.4),
+ * for node_exporter's textfile collector: napd_naps_total,
+ * napd_asleep_seconds_total, napd_aborted_naps_total,
+ * napd_skipped_naps_total{reason}, napd_wakeups_total{reason,irq},
+ * napd_last_entry_seconds, napd_last_exit_seconds, each with HELP and
+ * TYPE.  Returns the length, or -1 if it does not fit.
+ */
+int stats_format_metrics(const struct napd_stats *st, char *buf, size_t size);
 
 #endif /* NAPD_STATS_H */

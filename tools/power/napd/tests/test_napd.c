@@ -45,6 +45,7 @@ static bool t_failed;
 static const char *t_skip;
 static const char *napd_bin;
 static char tmp_root[PATH_MAX];
+static char state_dir[PATH_MAX];	/* the latest new_tree()'s */
 
 #define CHECK(cond)							\
 	do {								\
@@ -165,6 +166,8 @@ static const char *new_tree(const char *name)
 	path_fmt(dir, sizeof(dir), "%s/%s", tmp_root, name);
 	rm_rf(dir);
 	mkdir_p("%s", dir);
+	/* napd creates it, and never uses the real /run/napd here */
+	path_fmt(state_dir, sizeof(state_dir), "%s/state", dir);
 	return dir;
 }
 
@@ -328,7 +331,8 @@ static void test_opts_defaults(void)
 	CHECK(!parse(&o, err, sizeof(err), "--port", "80", "--wake-dev",
 		     "eth0", NULL));
 	CHECK(o.nr_ports == 1 && o.ports[0] == 80);
-	CHECK_STR(o.wake_dev, "eth0");
+	CHECK(o.nr_wake_devs == 1);
+	CHECK_STR(o.wake_devs[0], "eth0");
 	CHECK(o.idle_ms == 50);
 	CHECK(o.mode == NAPD_MODE_PSEUDO);
 	CHECK(!o.dry_run && !o.stats && !o.log && !o.max_naps);
@@ -351,7 +355,8 @@ static void test_opts_full(void)
 	CHECK(o.nr_ports == 2);	/* the repeated 80 is folded */
 	CHECK(o.ports[0] == 80 && o.ports[1] == 11211);
 	CHECK(o.idle_ms == 3600000);
-	CHECK_STR(o.wake_dev, "eth1");
+	CHECK(o.nr_wake_devs == 1);
+	CHECK_STR(o.wake_devs[0], "eth1");
 	CHECK(o.mode == NAPD_MODE_DEEP);
 	CHECK(o.nr_keep == 2);
 	CHECK_STR(o.keep_awake[1], "/sys/devices/platform/serial8250");
@@ -634,13 +639,16 @@ static void test_irq_resolve(void)
 static void fake_opts(struct napd_opts *o, const char *t, const char *dev,
 		      const char *mode, const char *keep, bool dry)
 {
-	static char sys[PATH_MAX], proc[PATH_MAX];
+	static char sys[PATH_MAX], proc[PATH_MAX], state[PATH_MAX];
 	char err[256];
 
 	path_fmt(sys, sizeof(sys), "%s/sys", t);
 	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(state, sizeof(state), "%s/state", t);
+	mkdir_p("%s", state);
 	if (parse(o, err, sizeof(err), "--port", "80", "--wake-dev", dev,
 		  "--mode", mode, "--sysfs-root", sys, "--proc-root", proc,
+		  "--state-dir", state,
 		  dry ? "--dry-run" : "--log", keep ? "--keep-awake" : NULL,
 		  keep, NULL)) {
 		printf("# fake_opts: %s\n", err);
@@ -689,6 +697,350 @@ static void test_setup_restore(void)
 	CHECK_STR(get("%s/sys/power/mem_sleep", t), "deep");
 	CHECK_STR(get("%s/sys/power/wake_irq", t), "5,9");
 	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "1");
+}
+
+/* ---- several wake devices, bonds and VLANs ---- */
+
+/*
+ * On top of build_tree(): eth3, a second virtio NIC (virtio2, MSI-X
+ * 30-32, receive vector 31); bond0 over eth0 and eth3 (lower_* links);
+ * bond1 over eth0 and eth1 named only in bonding/slaves; eth0.100, a VLAN
+ * on eth0; bond0.5, a VLAN on bond0; bond2, a bond without ports; dummy0.
+ */
+static void build_bond_tree(const char *t)
+{
+	static const char more_irqs[] =
+		" 30:          0          0          0          0  PCI-MSIX-0000:00:04.0   0-edge      virtio2-config\n"
+		" 31:          7          0          0          0  PCI-MSIX-0000:00:04.0   1-edge      virtio2-input.0\n"
+		" 32:          0          0          0          0  PCI-MSIX-0000:00:04.0   2-edge      virtio2-output.0\n";
+	const char *v = "%s/sys/devices/virtual/net/%s";
+	const char *nmi = strstr(interrupts_virtio, "NMI:");
+	char irqs[4096];
+
+	build_tree(t, true);
+	snprintf(irqs, sizeof(irqs), "%.*s%s%s", (int)(nmi - interrupts_virtio),
+		 interrupts_virtio, more_irqs, nmi);
+	put(irqs, "%s/proc/interrupts", t);
+
+	mkdir_p("%s/sys/devices/pci0000:00/0000:00:04.0/msi_irqs/30", t);
+	mkdir_p("%s/sys/devices/pci0000:00/0000:00:04.0/msi_irqs/31", t);
+	mkdir_p("%s/sys/devices/pci0000:00/0000:00:04.0/msi_irqs/32", t);
+	put("0\n", "%s/sys/devices/pci0000:00/0000:00:04.0/virtio2/power/nosleep", t);
+	put("300\n", "%s/sys/devices/pci0000:00/0000:00:04.0/virtio2/net/eth3/statistics/rx_packets", t);
+	link_to("../../../virtio2", "%s/sys/devices/pci0000:00/0000:00:04.0/virtio2/net/eth3/device", t);
+	link_to("../../devices/pci0000:00/0000:00:04.0/virtio2/net/eth3", "%s/sys/class/net/eth3", t);
+
+	put("50\n", "%s/sys/devices/virtual/net/bond0/statistics/rx_packets", t);
+	link_to("../../../pci0000:00/0000:00:02.0/virtio0/net/eth0", "%s/sys/devices/virtual/net/bond0/lower_eth0", t);
+	link_to("../../../pci0000:00/0000:00:04.0/virtio2/net/eth3", "%s/sys/devices/virtual/net/bond0/lower_eth3", t);
+	link_to("../../devices/virtual/net/bond0", "%s/sys/class/net/bond0", t);
+
+	put("60\n", "%s/sys/devices/virtual/net/bond1/statistics/rx_packets", t);
+	put("eth0 eth1\n", "%s/sys/devices/virtual/net/bond1/bonding/slaves", t);
+	link_to("../../devices/virtual/net/bond1", "%s/sys/class/net/bond1", t);
+
+	put("70\n", "%s/sys/devices/virtual/net/eth0.100/statistics/rx_packets", t);
+	link_to("../../../pci0000:00/0000:00:02.0/virtio0/net/eth0", "%s/sys/devices/virtual/net/eth0.100/lower_eth0", t);
+	link_to("../../devices/virtual/net/eth0.100", "%s/sys/class/net/eth0.100", t);
+
+	put("80\n", "%s/sys/devices/virtual/net/bond0.5/statistics/rx_packets", t);
+	link_to("../bond0", "%s/sys/devices/virtual/net/bond0.5/lower_bond0", t);
+	link_to("../../devices/virtual/net/bond0.5", "%s/sys/class/net/bond0.5", t);
+
+	put("0\n", v, t, "bond2/statistics/rx_packets");
+	put("\n", v, t, "bond2/bonding/slaves");
+	link_to("../../devices/virtual/net/bond2", "%s/sys/class/net/bond2", t);
+	put("0\n", v, t, "dummy0/statistics/rx_packets");
+	link_to("../../devices/virtual/net/dummy0", "%s/sys/class/net/dummy0", t);
+}
+
+#define NOSLEEP_ETH1 "sys/devices/pci0000:00/0000:00:03.0/power/nosleep"
+#define NOSLEEP_ETH3 "sys/devices/pci0000:00/0000:00:04.0/virtio2/power/nosleep"
+
+/* napd_setup() with --wake-dev for each of @devs ("a b"); 0 or -1. */
+static int setup_devs(const char *t, const char *devs, struct napd_setup *s,
+		      char *err, size_t errlen)
+{
+	static char sys[PATH_MAX], proc[PATH_MAX], state[PATH_MAX];
+	static char names[8][32];
+	char *argv[40] = { "napd", "--port", "80", "--sysfs-root", sys,
+			   "--proc-root", proc, "--state-dir", state,
+			   "--wake-on", "irq" };
+	int argc = 11, nr = 0;
+	struct napd_opts o;
+	const char *p = devs;
+
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(state, sizeof(state), "%s/state", t);
+	mkdir_p("%s", state);
+	while (*p && nr < 8) {
+		size_t len = strcspn(p, " ");
+
+		snprintf(names[nr], sizeof(names[nr]), "%.*s", (int)len, p);
+		argv[argc++] = "--wake-dev";
+		argv[argc++] = names[nr++];
+		p += len + (p[len] == ' ');
+	}
+	if (napd_parse_opts(&o, argc, argv, err, errlen)) {
+		printf("# %s\n", err);
+		return -2;
+	}
+	return napd_setup(&o, s, err, errlen);
+}
+
+static void test_setup_many_nics(void)
+{
+	static const struct {
+		const char *devs;
+		const char *irqs;
+		const char *nics;
+		int nr_rx;
+	} good[] = {
+		{ "eth0 eth3", "25,31", "eth0 eth3", 2 },
+		{ "bond0", "25,31", "eth0 eth3", 1 },
+		{ "bond1", "10,25", "eth0 eth1", 1 },	/* bonding/slaves */
+		{ "eth0.100", "25", "eth0", 1 },
+		{ "bond0.5", "25,31", "eth0 eth3", 1 },	/* VLAN on a bond */
+		{ "eth0 bond0 eth0.100", "25,31", "eth0 eth3", 3 },
+		{ "eth1 eth2", "10,27", "eth1 eth2", 2 },
+	};
+	const char *t = new_tree("nics");
+	static struct napd_setup s;
+	char err[1024], nics[256];
+	unsigned int i;
+	int j;
+
+	build_bond_tree(t);
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		if (setup_devs(t, good[i].devs, &s, err, sizeof(err))) {
+			printf("# %s: %s\n", good[i].devs, err);
+			t_failed = true;
+			continue;
+		}
+		nics[0] = '\0';
+		for (j = 0; j < s.nr_nics; j++)
+			snprintf(nics + strlen(nics), sizeof(nics) - strlen(nics),
+				 "%s%s", j ? " " : "", s.nics[j]);
+		if (strcmp(get("%s/sys/power/wake_irq", t), good[i].irqs) ||
+		    strcmp(nics, good[i].nics) || s.nr_rx != good[i].nr_rx) {
+			printf("# %s: irqs %s nics '%s' rx %d\n", good[i].devs,
+			       get("%s/sys/power/wake_irq", t), nics, s.nr_rx);
+			t_failed = true;
+		}
+		/* every NIC kept awake, none of the others */
+		CHECK_STR(get("%s/" NOSLEEP_ETH0, t),
+			  strstr(good[i].nics, "eth0") ? "1" : "0");
+		CHECK_STR(get("%s/" NOSLEEP_ETH1, t),
+			  strstr(good[i].nics, "eth1") ? "1" : "0");
+		CHECK_STR(get("%s/" NOSLEEP_ETH3, t),
+			  strstr(good[i].nics, "eth3") ? "1" : "0");
+		CHECK(!napd_restore(&s));
+		CHECK_STR(get("%s/sys/power/wake_irq", t), "");
+		CHECK_STR(get("%s/" NOSLEEP_ETH3, t), "0");
+		put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	}
+	/* the counters of the devices as named: the bond's, the VLAN's */
+	CHECK(!setup_devs(t, "bond0 eth0.100", &s, err, sizeof(err)));
+	CHECK(strstr(s.rx_packets[0], "/bond0/statistics/rx_packets") &&
+	      strstr(s.rx_packets[1], "/eth0.100/statistics/rx_packets"));
+	CHECK(!napd_restore(&s));
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+
+	/* no IRQ to wake on: refused, with why, nothing changed */
+	CHECK(setup_devs(t, "eth0 bond2", &s, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "'bond2' has no IRQ: a virtual device with no lower devices (a bond or team without ports?)") != NULL);
+	CHECK(s.settings.nr == 0);
+	CHECK(setup_devs(t, "dummy0", &s, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "'dummy0' has no IRQ") != NULL);
+	CHECK(setup_devs(t, "eth0 eth9", &s, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "no network device 'eth9'") != NULL);
+	/* a port of a bond that is gone */
+	put("eth0 eth8\n", "%s/sys/devices/virtual/net/bond1/bonding/slaves", t);
+	CHECK(setup_devs(t, "bond1", &s, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "wake-dev 'bond1': no network device 'eth8'") != NULL);
+	CHECK(s.settings.nr == 0);
+	CHECK_STR(get("%s/sys/power/mem_sleep", t), "[s2idle] deep pseudo");
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "");
+	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "0");
+}
+
+static void test_opts_wake_devs(void)
+{
+	struct napd_opts o;
+	char err[512], path[PATH_MAX], devs[64];
+	char *argv[] = { "napd", "--config", path, "--port", "80", NULL };
+	char *cli[] = { "napd", "--config", path, "--wake-dev", "eth7",
+			"--wake-dev", "eth8", NULL };
+
+	CHECK(!parse(&o, err, sizeof(err), "--port", "80", "--wake-dev", "eth0",
+		     "--wake-dev", "bond0", "--wake-dev", "eth0", NULL));
+	CHECK(o.nr_wake_devs == 2);
+	CHECK_STR(napd_wake_devs_str(&o, devs, sizeof(devs)), "eth0,bond0");
+	CHECK(parse(&o, err, sizeof(err), "--port", "80", "--wake-dev", "a",
+		    "--wake-dev", "b", "--wake-dev", "c", "--wake-dev", "d",
+		    "--wake-dev", "e", "--wake-dev", "f", "--wake-dev", "g",
+		    "--wake-dev", "h", "--wake-dev", "i", NULL) == -1);
+	CHECK(strstr(err, "too many --wake-dev (max 8)") != NULL);
+
+	/* the file lists several; the command line replaces the list */
+	path_fmt(path, sizeof(path), "%s/devs.conf", tmp_root);
+	put("port = 80\nwake-dev = eth0, eth3\nwake-dev = bond0\n", "%s", path);
+	CHECK(!napd_load_opts(&o, 5, argv, err, sizeof(err)));
+	CHECK_STR(napd_wake_devs_str(&o, devs, sizeof(devs)), "eth0,eth3,bond0");
+	napd_opts_free(&o);
+	CHECK(!napd_load_opts(&o, 7, cli, err, sizeof(err)));
+	CHECK_STR(napd_wake_devs_str(&o, devs, sizeof(devs)), "eth7,eth8");
+	napd_opts_free(&o);
+}
+
+/* ---- the saved settings file ---- */
+
+static void test_settings_file(void)
+{
+	const char *t = new_tree("saved");
+	static struct settings st, back;
+	char a[PATH_MAX], b[PATH_MAX], gone[PATH_MAX], err[512];
+	char *text;
+
+	path_fmt(a, sizeof(a), "%s/a", t);
+	path_fmt(b, sizeof(b), "%s/b", t);
+	path_fmt(gone, sizeof(gone), "%s/gone", t);
+	put("old a\n", "%s", a);
+	put("\n", "%s", b);
+	memset(&st, 0, sizeof(st));
+	path_fmt(st.file, sizeof(st.file), "%s/nodir/settings", t);
+
+	/* the file cannot be written: refused, and the value not touched */
+	CHECK(settings_change(&st, a, "old a", "new") == -ENOENT);
+	CHECK(st.nr == 0);
+	CHECK_STR(get("%s", a), "old a");
+
+	/* saved before the change, escapes and an empty value included */
+	path_fmt(st.file, sizeof(st.file), "%s/settings", t);
+	CHECK(!settings_change(&st, a, "old a", "new"));
+	CHECK(!settings_change(&st, b, "", "x"));
+	/* gone cannot be written: recorded all the same */
+	CHECK(settings_change(&st, gone, "t\tab\\nl\n", "y") == -ENOENT);
+	CHECK(st.nr == 3);
+	CHECK_STR(get("%s", a), "new");
+	text = read_whole(st.file);
+	CHECK(text && strstr(text, "\nnapd-settings 1\n"));
+	CHECK(text && strstr(text, "/a\told a\n"));
+	CHECK(text && strstr(text, "/b\t\n"));
+	CHECK(text && strstr(text, "/gone\tt\\x09ab\\x5cnl\\x0a\n"));
+	free(text);
+	CHECK(!path_exists(strcat(strcpy(err, st.file), ".tmp")));
+
+	memset(&back, 0, sizeof(back));
+	strcpy(back.file, st.file);
+	CHECK(settings_load(&back, err, sizeof(err)) == 3);
+	CHECK_STR(back.pending[0].old, "old a");
+	CHECK_STR(back.pending[1].old, "");
+	CHECK_STR(back.pending[2].old, "t\tab\\nl\n");
+
+	/* a path that is gone is a warning, not a failure; file removed */
+	{
+		int saved = dup(2), null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 2);
+		close(null);
+		CHECK(!settings_restore(&st));
+		dup2(saved, 2);
+		close(saved);
+	}
+	CHECK_STR(get("%s", a), "old a");
+	CHECK_STR(get("%s", b), "");
+	CHECK(!path_exists(st.file));
+	CHECK(settings_load(&back, err, sizeof(err)) == 0);
+
+	/* files that are not ours: refused with the line, nothing loaded */
+	put("napd-settings 1\n/x\tok\nno tab here\n", "%s", st.file);
+	CHECK(settings_load(&back, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "settings:3: not a napd settings file line") != NULL);
+	CHECK(back.nr_pending == 0);
+	put("/x\tok\n", "%s", st.file);
+	CHECK(settings_load(&back, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "settings:1: not a napd settings file line") != NULL);
+	put("# only a comment\n", "%s", st.file);
+	CHECK(settings_load(&back, err, sizeof(err)) == -1);
+	CHECK(strstr(err, "no 'napd-settings 1' line") != NULL);
+	put("napd-settings 1\n/x\tbad \\q escape\n", "%s", st.file);
+	CHECK(settings_load(&back, err, sizeof(err)) == -1);
+}
+
+/*
+ * napd killed with SIGKILL after setup: the next one takes the saved
+ * originals, not the killed one's settings, and restores those.
+ */
+static void test_setup_crash_recovery(void)
+{
+	const char *t = new_tree("crash");
+	static struct napd_setup s1, s2;
+	struct napd_opts o;
+	char err[512], file[PATH_MAX];
+
+	build_tree(t, true);
+	/* wake_on=task needs the counters of /proc/net/snmp */
+	put("irq\n", "%s/sys/module/pseudosleep/parameters/wake_on", t);
+	put("\n", "%s/proc/net/snmp", t);
+	put("3\n", "%s/sys/power/wake_irq", t);
+	path_fmt(file, sizeof(file), "%s/state/settings", t);
+	fake_opts(&o, t, "eth0", "pseudo", "ttyS0", false);
+	CHECK(!napd_setup(&o, &s1, err, sizeof(err)));
+	CHECK(s1.recovered == 0);
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "25");
+	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "1");
+	CHECK(path_exists(file));
+
+	/* SIGKILL: s1 is never restored.  The kernel shows its list. */
+	put("s2idle deep [pseudo]\n", "%s/sys/power/mem_sleep", t);
+	fake_opts(&o, t, "eth0", "pseudo", "ttyS0", false);
+	if (napd_setup(&o, &s2, err, sizeof(err)))
+		printf("# %s\n", err);
+	CHECK(s2.recovered == 5);
+	CHECK(s2.settings.nr == 5 && s2.settings.nr_pending == 0);
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "25");
+	CHECK(!napd_restore(&s2));
+	CHECK_STR(get("%s/sys/power/mem_sleep", t), "s2idle");
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "3");
+	CHECK_STR(get("%s/sys/module/pseudosleep/parameters/wake_on", t),
+		  "irq");
+	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "0");
+	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "0");
+	CHECK(!path_exists(file));
+
+	/* killed again; the next run keeps ttyS0 no more: put back at once */
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	fake_opts(&o, t, "eth0", "pseudo", "ttyS0", false);
+	CHECK(!napd_setup(&o, &s1, err, sizeof(err)));
+	put("s2idle deep [pseudo]\n", "%s/sys/power/mem_sleep", t);
+	fake_opts(&o, t, "eth0", "pseudo", NULL, false);
+	CHECK(!napd_setup(&o, &s2, err, sizeof(err)));
+	CHECK(s2.recovered == 5 && s2.settings.nr == 4);
+	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "0");
+	{
+		char *text = read_whole(file);
+
+		CHECK(text && !strstr(text, "serial8250"));
+		free(text);
+	}
+	CHECK(!napd_restore(&s2));
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "3");
+	CHECK(!path_exists(file));
+
+	/* killed, then a start that is refused: the originals still back */
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	fake_opts(&o, t, "eth0", "pseudo", "ttyS0", false);
+	CHECK(!napd_setup(&o, &s1, err, sizeof(err)));
+	fake_opts(&o, t, "eth0", "pseudo", "ttyS9", false);
+	CHECK(napd_setup(&o, &s2, err, sizeof(err)) == -1);
+	CHECK(!napd_restore(&s2));
+	CHECK_STR(get("%s/sys/power/mem_sleep", t), "s2idle");
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "3");
+	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "0");
+	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "0");
+	CHECK(!path_exists(file));
 }
 
 static void test_setup_dry_run(void)
@@ -944,7 +1296,8 @@ static void test_config_good(void)
 	CHECK(o.nr_ports == 3 && o.ports[0] == 80 && o.ports[1] == 443 &&
 	      o.ports[2] == 8080);
 	CHECK(o.nr_udp_ports == 2 && o.udp_ports[1] == 123);
-	CHECK_STR(o.wake_dev, "eth0");
+	CHECK(o.nr_wake_devs == 1);
+	CHECK_STR(o.wake_devs[0], "eth0");
 	CHECK(o.idle_ms == 200 && o.mode == NAPD_MODE_S2IDLE);
 	CHECK(o.nr_procs == 2);
 	CHECK_STR(o.procs[1], "backup.sh");
@@ -1003,6 +1356,15 @@ static void test_config_bad(void)
 		{ "config = /x\n", "bad.conf:1: unknown key 'config'" },
 		{ "udp-port = 70000\n", "bad.conf:1: bad udp-port '70000'" },
 		{ "max-naps = 0\n", "bad.conf:1: bad max-naps '0'" },
+		{ "idle-ms = 5\n\nidle-ms = 5\n",
+		  "bad.conf:3: duplicate idle-ms (first set on line 1)" },
+		{ "log = yes\nlog = no\n", "bad.conf:2: duplicate log" },
+		{ "port = ,\n", "bad.conf:1: port needs a value" },
+		{ "= 80\n", "bad.conf:1: expected 'key = value', no key" },
+		{ "port = 80\x01\n", "bad.conf:1: control character 0x01" },
+		{ "\x7f\x80\xfe garbage\n", "bad.conf:1: control character 0x7f" },
+		{ "port = 80\r\nwake-dev\r\n",
+		  "bad.conf:2: expected 'key = value', got 'wake-dev'" },
 	};
 	unsigned int i;
 
@@ -1012,8 +1374,9 @@ static void test_config_bad(void)
 
 		napd_parse_opts(&o, 1, (char *[]){ "napd", NULL }, err,
 				sizeof(err));
+		/* exactly one error each */
 		if (napd_parse_config(&o, "bad.conf", bad[i].text, err,
-				      sizeof(err)) != -1 ||
+				      sizeof(err)) != 1 ||
 		    !strstr(err, bad[i].msg)) {
 			printf("# bad config %u: got '%s', want '%s'\n", i,
 			       err, bad[i].msg);
@@ -1021,6 +1384,66 @@ static void test_config_bad(void)
 		}
 		napd_opts_free(&o);
 	}
+}
+
+/* Every bad line is reported, each with its line number, in order. */
+static void test_config_all_errors(void)
+{
+	static const char conf[] =
+		"port = 80\n"				/* 1: fine */
+		"bogus = 1\n"				/* 2: unknown key */
+		"idle-ms = 1.5\n"			/* 3: bad number */
+		"cpu-max = 101\n"			/* 4: out of range */
+		"wake-dev =\n"				/* 5: missing value */
+		"# comment\n"				/* 6 */
+		"cpu-max = 20\n"			/* 7: duplicate */
+		"@@@ ###\n"				/* 8: garbage */
+		"port = 443, 0, 99999\n"		/* 9: two bad values */
+		"mode = s2idle\n";			/* 10: fine */
+	static const char *const want[] = {
+		"c.conf:2: unknown key 'bogus'",
+		"c.conf:3: bad idle-ms '1.5' (1..3600000)",
+		"c.conf:4: bad cpu-max '101' (1..100)",
+		"c.conf:5: wake-dev needs a value",
+		"c.conf:7: duplicate cpu-max (first set on line 4)",
+		"c.conf:8: expected 'key = value', got '@@@ ###'",
+		"c.conf:9: bad port '0' (1..65535)",
+		"c.conf:9: bad port '99999' (1..65535)",
+	};
+	char err[2048], small[200], *p = err;
+	struct napd_opts o;
+	unsigned int i;
+
+	napd_parse_opts(&o, 1, (char *[]){ "napd", NULL }, err, sizeof(err));
+	CHECK(napd_parse_config(&o, "c.conf", conf, err, sizeof(err)) == 8);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		size_t len = strcspn(p, "\n");
+		char line[256];
+
+		snprintf(line, sizeof(line), "%.*s", (int)len, p);
+		CHECK_STR(line, want[i]);
+		p += len + (p[len] == '\n');
+	}
+	CHECK(!*p);
+	/* the good lines still applied: nothing is lost to a bad one */
+	CHECK(o.mode == NAPD_MODE_S2IDLE && o.nr_ports == 2);
+	napd_opts_free(&o);
+
+	/* what does not fit is counted, never cut in the middle */
+	napd_parse_opts(&o, 1, (char *[]){ "napd", NULL }, err, sizeof(err));
+	CHECK(napd_parse_config(&o, "c.conf", conf, small, sizeof(small)) ==
+	      8);
+	CHECK(strstr(small, "c.conf:2: unknown key 'bogus'\n") == small);
+	CHECK(strstr(small, " more errors") != NULL);
+	CHECK(strlen(small) < sizeof(small));
+	napd_opts_free(&o);
+
+	/* a good file: 0, nothing in err */
+	napd_parse_opts(&o, 1, (char *[]){ "napd", NULL }, err, sizeof(err));
+	CHECK(napd_parse_config(&o, "c.conf", "port = 80\n# x\n\nlog = 1\n",
+				err, sizeof(err)) == 0);
+	CHECK_STR(err, "");
+	napd_opts_free(&o);
 }
 
 static void test_opts_new_bad(void)
@@ -1406,13 +1829,24 @@ static bool out_has(const char *out, const char *what)
 	return found;
 }
 
+/* Like out_has(), without the diagnostics: for what must be absent. */
+static bool out_has_quiet(const char *out, const char *what)
+{
+	char *text = read_whole(out);
+	bool found = text && strstr(text, what);
+
+	free(text);
+	return found;
+}
+
 static char ctl_sock[PATH_MAX];
 
 #define NAPD_ARGS(sys, proc)						\
 	(char *)napd_bin, "--port", "80", "--port", "11211",		\
 	"--wake-dev", "eth0", "--idle-ms", "5", "--keep-awake",		\
 	"ttyS0", "--sysfs-root", sys, "--proc-root", proc, "--stats",	\
-	"--config", "/dev/null", "--status-socket", ctl_sock
+	"--config", "/dev/null", "--status-socket", ctl_sock,		\
+	"--state-dir", state_dir
 
 static void check_restored(const char *t)
 {
@@ -1710,7 +2144,8 @@ static void test_setup_wake_on(void)
 	if (napd_setup(&o, &s, err, sizeof(err)))
 		printf("# %s\n", err);
 	CHECK(s.rx_snmp);
-	CHECK(strstr(s.rx_packets, "/proc/net/snmp") != NULL);
+	CHECK(strstr(s.rx_packets[0], "/proc/net/snmp") != NULL);
+	CHECK(s.nr_rx == 1);
 	CHECK_STR(get(param, t), "task");
 	CHECK(!napd_restore(&s));
 	CHECK_STR(get(param, t), "irq");
@@ -1941,6 +2376,7 @@ static void test_napd_status_reload(void)
 	char *argv[] = { (char *)napd_bin, "--config", s.conf, "--port",
 			 "80", "--wake-dev", "eth0", "--sysfs-root", r->sys,
 			 "--proc-root", r->proc, "--status-socket", ctl_sock,
+			 "--state-dir", state_dir,
 			 "--log", "--process", "blockme", NULL };
 
 	fake_run(r, "status", NULL);
@@ -1969,6 +2405,558 @@ static void test_napd_status_reload(void)
 	CHECK_STR(get("%s/power/mem_sleep", r->sys), "[s2idle] deep pseudo");
 }
 
+/* Snapshot of every host setting napd may change in a fake tree. */
+static void settings_snapshot(const char *t, char *buf, size_t size)
+{
+	static const char *const files[] = {
+		"sys/power/mem_sleep", "sys/power/wake_irq", NOSLEEP_ETH0,
+		NOSLEEP_TTY, "sys/module/pseudosleep/parameters/wake_on",
+	};
+	size_t len = 0;
+	unsigned int i;
+
+	/* get() has four buffers: one at a time */
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		len += snprintf(buf + len, size - len, "%s|",
+				get("%s/%s", t, files[i]));
+}
+
+static void test_napd_check_config(void)
+{
+	const char *t = new_tree("checkconf");
+	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], good[PATH_MAX];
+	char bad[PATH_MAX], none[PATH_MAX], want[PATH_MAX + 64];
+	char before[2048], after[2048];
+	char *check_good[] = { (char *)napd_bin, "--check-config", good, NULL };
+	char *check_bad[] = { (char *)napd_bin, "--check-config", bad, NULL };
+	char *check_via[] = { (char *)napd_bin, "--config", bad,
+			      "--check-config", NULL };
+	char *check_none[] = { (char *)napd_bin, "--check-config=", NULL };
+	char *check_missing[] = { (char *)napd_bin, "--check-config", none,
+				  NULL };
+	char *start_bad[] = { NAPD_ARGS(sys, proc), "--config", bad, NULL };
+	static const int lines[] = { 2, 3, 4, 5, 7, 9 };
+	unsigned int i;
+
+	build_tree(t, true);
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+	path_fmt(good, sizeof(good), "%s/good.conf", t);
+	path_fmt(bad, sizeof(bad), "%s/bad.conf", t);
+	path_fmt(none, sizeof(none), "%s/none.conf", t);
+	put("# fine\nport = 80, 443\nwake-dev = eth0\nidle-ms = 50\n", "%s",
+	    good);
+	put("port = 80\n"
+	    "bogus = 1\n"			/* 2: unknown key */
+	    "idle-ms = 1.5\n"		/* 3: bad number */
+	    "cpu-max = 101\n"		/* 4: out of range */
+	    "wake-dev =\n"			/* 5: missing value */
+	    "wake-dev = eth0\n"
+	    "port80\n"			/* 7: garbage */
+	    "mode = s2idle\nmode = deep\n",	/* 9: duplicate */
+	    "%s", bad);
+
+	CHECK(run_napd(check_good, out, 0) == 0);
+	path_fmt(want, sizeof(want), "%s: ok", good);
+	CHECK(out_has(out, want));
+
+	CHECK(run_napd(check_bad, out, 0) == 2);
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		path_fmt(want, sizeof(want), "\n%s:%d: ", bad, lines[i]);
+		/* the first line of output has no newline before it */
+		CHECK(out_has(out, want + (i == 0)));
+	}
+	path_fmt(want, sizeof(want), "%s:9: duplicate mode (first set on line 8)",
+		 bad);
+	CHECK(out_has(out, want));
+	CHECK(!out_has_quiet(out, "Usage:"));
+
+	/* --config FILE --check-config: the same file */
+	CHECK(run_napd(check_via, out, 0) == 2);
+	CHECK(out_has(out, "bad.conf:5: wake-dev needs a value"));
+	CHECK(run_napd(check_none, out, 0) == 2);
+	CHECK(run_napd(check_missing, out, 0) == 2);
+	CHECK(out_has(out, "cannot read"));
+
+	/* napd does not start on the bad file: exit 2, nothing changed */
+	settings_snapshot(t, before, sizeof(before));
+	CHECK(run_napd(start_bad, out, 0) == 2);
+	CHECK(out_has(out, "napd: "));
+	path_fmt(want, sizeof(want), "napd: %s:7: expected 'key = value'", bad);
+	CHECK(out_has(out, want));
+	settings_snapshot(t, after, sizeof(after));
+	CHECK_STR(after, before);
+	CHECK_STR(get("%s/sys/power/state", t), "freeze mem disk");
+	CHECK(!path_exists(ctl_sock));
+	CHECK(!path_exists(state_dir));
+}
+
+/* Start napd in the background, output to @out; its pid. */
+static pid_t spawn_napd(char *const argv[], const char *out)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(napd_bin, argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Wait up to 5 s for the fake file to read @want. */
+static bool wait_value(const char *want, const char *fmt, const char *t)
+{
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		if (!strcmp(get(fmt, t), want))
+			return true;
+		usleep(10000);
+	}
+	printf("# %s: '%s', want '%s'\n", fmt, get(fmt, t), want);
+	return false;
+}
+
+/*
+ * kill -9 leaves napd's settings on the host and the originals in the
+ * state directory: the next napd restores those on stop, and
+ * napd --restore restores them without starting.
+ */
+static void test_napd_kill9(void)
+{
+	const char *t = new_tree("kill9");
+	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], file[PATH_MAX];
+	char before[2048], after[2048];
+	char *argv[] = { NAPD_ARGS(sys, proc), "--log", NULL };
+	char *restore[] = { (char *)napd_bin, "--restore", "--state-dir",
+			    state_dir, NULL };
+	int status;
+	pid_t pid;
+
+	build_tree(t, true);
+	put("irq\n", "%s/sys/module/pseudosleep/parameters/wake_on", t);
+	put(snmp_text, "%s/proc/net/snmp", t);
+	put("3,4\n", "%s/sys/power/wake_irq", t);
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+	path_fmt(file, sizeof(file), "%s/settings", state_dir);
+	/* as the kernel shows it after napd's write and after the restore */
+	settings_snapshot(t, before, sizeof(before));
+	put("s2idle\n", "%s/sys/power/mem_sleep", t);
+	settings_snapshot(t, after, sizeof(after));
+	strcpy(before, after);
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+
+	/* start, let it change everything, SIGKILL */
+	pid = spawn_napd(argv, out);
+	CHECK(wait_value("1", "%s/" NOSLEEP_TTY, t));
+	CHECK(path_exists(file));
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	CHECK(WIFSIGNALED(status));
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "25");
+	CHECK_STR(get("%s/sys/module/pseudosleep/parameters/wake_on", t),
+		  "task");
+	CHECK(path_exists(file));
+
+	/* start again (the kernel lists its modes), stop: as before */
+	put("s2idle deep [pseudo]\n", "%s/sys/power/mem_sleep", t);
+	CHECK(run_napd(argv, out, 300) == 0);
+	CHECK(out_has(out, "left by a napd that did not stop cleanly"));
+	settings_snapshot(t, after, sizeof(after));
+	CHECK_STR(after, before);
+	CHECK(!path_exists(file));
+
+	/* SIGKILL, then napd --restore; while a napd runs it is refused */
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	pid = spawn_napd(argv, out);
+	CHECK(wait_value("1", "%s/" NOSLEEP_TTY, t));
+	path_fmt(out, sizeof(out), "%s/out-restore", t);
+	CHECK(run_napd(restore, out, 0) == 1);
+	CHECK(out_has(out, "another napd (pid "));
+	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "1");
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	CHECK(run_napd(restore, out, 0) == 0);
+	CHECK(out_has(out, "restored 5 settings from"));
+	settings_snapshot(t, after, sizeof(after));
+	CHECK_STR(after, before);
+	CHECK(!path_exists(file));
+	CHECK(run_napd(restore, out, 0) == 0);
+	CHECK(out_has(out, "nothing to restore"));
+
+	/* a state directory that cannot be made: refused, nothing changed */
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	settings_snapshot(t, before, sizeof(before));
+	put("", "%s/plainfile", t);
+	path_fmt(state_dir, sizeof(state_dir), "%s/plainfile/state", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+	CHECK(run_napd(argv, out, 0) == 1);
+	CHECK(out_has(out, "cannot create state directory"));
+	settings_snapshot(t, after, sizeof(after));
+	CHECK_STR(after, before);
+}
+
+/* Two wake devices: both armed, and the second one's packets count. */
+static void test_napd_two_nics(void)
+{
+	const char *t = new_tree("twonics");
+	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], rx[PATH_MAX];
+	char *argv[] = { NAPD_ARGS(sys, proc), "--wake-dev", "eth3",
+			 "--wake-on", "irq", "--log", "--idle-ms", "200",
+			 NULL };
+	char *naps[] = { NAPD_ARGS(sys, proc), "--wake-dev", "bond0",
+			 "--wake-on", "irq", "--log", "--max-naps", "1", NULL };
+
+	build_bond_tree(t);
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+	path_fmt(rx, sizeof(rx), "%s/sys/class/net/eth3/statistics/rx_packets",
+		 t);
+
+	/* packets on eth3 every 10 ms: never 200 ms of quiet */
+	CHECK(run_napd_tick(argv, out, 500, bump_rx, rx) == 0);
+	CHECK(out_has(out, "{\"naps\":0,"));
+	CHECK(out_has(out, "napd: mode pseudo, idle 200 ms, wake devices eth0,eth3, wake irqs 25,31 (from eth0,eth3)"));
+	CHECK(out_has(out, "napd: NIC eth3 (wake-dev eth3): IRQs from "));
+	CHECK(out_has(out, "nap held back by packets"));
+	CHECK_STR(get("%s/sys/power/state", t), "freeze mem disk");
+	check_restored(t);
+	CHECK_STR(get("%s/" NOSLEEP_ETH3, t), "0");
+
+	/* a bond: its NICs armed, kept awake while it naps, then restored */
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	CHECK(run_napd(naps, out, 0) == 0);
+	CHECK(out_has(out, "wake devices eth0,bond0, wake irqs 25,31 (from eth0,eth3)"));
+	CHECK(out_has(out, "napd: NIC eth3 (wake-dev bond0): IRQs from "));
+	CHECK(out_has(out, "{\"naps\":1,"));
+	check_restored(t);
+	CHECK_STR(get("%s/" NOSLEEP_ETH3, t), "0");
+}
+
+/* ---- journal priorities ---- */
+
+static void test_journal_stream(void)
+{
+	char path[PATH_MAX], env[64];
+	struct stat st;
+	int fd;
+
+	path_fmt(path, sizeof(path), "%s/stream", tmp_root);
+	fd = open(path, O_RDWR | O_CREAT, 0600);
+	CHECK(fd >= 0 && !fstat(fd, &st));
+	snprintf(env, sizeof(env), "%llu:%llu", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	CHECK(journal_stream_is(fd, env));
+	snprintf(env, sizeof(env), "%llu:%llu", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino + 1);
+	CHECK(!journal_stream_is(fd, env));
+	snprintf(env, sizeof(env), "%llu:%llux", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	CHECK(!journal_stream_is(fd, env));
+	CHECK(!journal_stream_is(fd, NULL));
+	CHECK(!journal_stream_is(fd, ""));
+	CHECK(!journal_stream_is(fd, "garbage"));
+	close(fd);
+	unlink(path);
+}
+
+/* Point $JOURNAL_STREAM at @out, as systemd does at the journal. */
+static void journal_env(const char *out)
+{
+	struct stat st;
+	char env[64];
+	int fd = open(out, O_WRONLY | O_CREAT, 0644);
+
+	if (fd < 0 || fstat(fd, &st)) {
+		t_failed = true;
+		return;
+	}
+	close(fd);
+	snprintf(env, sizeof(env), "%llu:%llu", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	setenv("JOURNAL_STREAM", env, 1);
+}
+
+/* Every line of @out starts with "<N>" (or is --stats JSON on stdout). */
+static bool all_prefixed(const char *out)
+{
+	char *text = read_whole(out), *p;
+	bool ok = text != NULL;
+
+	for (p = text; ok && *p; ) {
+		size_t len = strcspn(p, "\n");
+
+		if (*p != '{' && (len < 3 || p[0] != '<' || p[1] < '0' ||
+				  p[1] > '7' || p[2] != '>')) {
+			printf("# not prefixed: %.*s\n", (int)len, p);
+			ok = false;
+		}
+		p += len + (p[len] == '\n');
+	}
+	free(text);
+	return ok;
+}
+
+static void test_napd_journal(void)
+{
+	const char *t = new_tree("journal");
+	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], bad[PATH_MAX];
+	char *naps[] = { NAPD_ARGS(sys, proc), "--log", "--max-naps", "1",
+			 NULL };
+	char *busy[] = { NAPD_ARGS(sys, proc), "--log", NULL };
+	char *check[] = { (char *)napd_bin, "--check-config", bad, NULL };
+
+	build_tree(t, true);
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+	path_fmt(bad, sizeof(bad), "%s/bad.conf", t);
+
+	journal_env(out);
+	CHECK(run_napd(naps, out, 0) == 0);
+	CHECK(out_has(out, "<6>mode pseudo, idle 5 ms, wake device eth0"));
+	CHECK(out_has(out, "<7>nap 1 slept "));
+	CHECK(out_has(out, "<6>summary naps=1 "));
+	CHECK(out_has(out, "<6>stopped; settings restored"));
+	CHECK(all_prefixed(out));
+	check_restored(t);
+
+	/* a connection holds naps back: debug */
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	put(tcp_busy, "%s/proc/net/tcp", t);
+	CHECK(run_napd(busy, out, 300) == 0);
+	CHECK(out_has(out, "<7>nap held back by connections: 1 connection open"));
+	CHECK(all_prefixed(out));
+	put(tcp_idle, "%s/proc/net/tcp", t);
+
+	/* a stale settings file: warning; an error: err */
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	mkdir_p("%s", state_dir);
+	{
+		char line[PATH_MAX + 64];
+
+		path_fmt(line, sizeof(line), "napd-settings 1\n%s/" NOSLEEP_TTY "\t0\n", t);
+		put(line, "%s/settings", state_dir);
+	}
+	CHECK(run_napd(naps, out, 0) == 0);
+	CHECK(out_has(out, "<4>"));
+	CHECK(out_has(out, "left by a napd that did not stop cleanly"));
+	CHECK(all_prefixed(out));
+	put("[s2idle] deep\n", "%s/sys/power/mem_sleep", t);
+	CHECK(run_napd(naps, out, 0) == 1);
+	CHECK(out_has(out, "<3>"));
+	CHECK(out_has(out, "offers '[s2idle] deep', not 'pseudo'"));
+	CHECK(all_prefixed(out));
+	put("port = 80\nbogus = 1\n", "%s", bad);
+	CHECK(run_napd(check, out, 0) == 2);
+	CHECK(out_has(out, "<3>"));
+	CHECK(out_has(out, "bad.conf:2: unknown key 'bogus'"));
+	CHECK(all_prefixed(out));
+	unsetenv("JOURNAL_STREAM");
+
+	/* a terminal or a file: "napd: " as ever, no priorities */
+	CHECK(run_napd(check, out, 0) == 2);
+	CHECK(!out_has_quiet(out, "<3>"));
+	path_fmt(bad, sizeof(bad), "%s/bad.conf:2: unknown key", t);
+	CHECK(out_has(out, bad));
+}
+
+/* ---- Prometheus metrics ---- */
+
+static void test_metrics_format(void)
+{
+	static const char *const families[] = {
+		"napd_naps_total counter", "napd_asleep_seconds_total counter",
+		"napd_aborted_naps_total counter",
+		"napd_skipped_naps_total counter", "napd_wakeups_total counter",
+		"napd_last_entry_seconds gauge", "napd_last_exit_seconds gauge",
+	};
+	struct napd_stats st;
+	char buf[8192], want[128];
+	unsigned int i;
+
+	stats_init(&st);
+	st.naps = 3;
+	st.nap_ns = 1500000123ULL;
+	st.aborted = 1;
+	st.blocked[CHECK_CONN] = 4;
+	st.blocked[CHECK_CPU] = 2;
+	stats_wake_irq(&st, 25);
+	stats_wake_irq(&st, 25);
+	st.last_entry_ns = 1700000000123456789LL;
+	st.last_exit_ns = 1700000001500000000LL;
+	CHECK(stats_format_metrics(&st, buf, sizeof(buf)) > 0);
+	for (i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		snprintf(want, sizeof(want), "\n# TYPE %s\n", families[i]);
+		CHECK(strstr(buf, want) || !strncmp(buf, want + 1, strlen(want + 1)));
+		snprintf(want, sizeof(want), "# HELP %.*s ",
+			 (int)strcspn(families[i], " "), families[i]);
+		CHECK(strstr(buf, want) != NULL);
+	}
+	CHECK(strstr(buf, "\nnapd_naps_total 3\n"));
+	CHECK(strstr(buf, "\nnapd_asleep_seconds_total 1.500000123\n"));
+	CHECK(strstr(buf, "\nnapd_aborted_naps_total 1\n"));
+	CHECK(strstr(buf, "\nnapd_skipped_naps_total{reason=\"connections\"} 4\n"));
+	CHECK(strstr(buf, "\nnapd_skipped_naps_total{reason=\"cpu\"} 2\n"));
+	CHECK(strstr(buf, "\nnapd_skipped_naps_total{reason=\"handshake\"} 0\n"));
+	CHECK(strstr(buf, "\nnapd_wakeups_total{reason=\"irq\",irq=\"25\"} 2\n"));
+	CHECK(strstr(buf, "\nnapd_wakeups_total{reason=\"unknown\",irq=\"\"} 1\n"));
+	CHECK(strstr(buf, "\nnapd_last_entry_seconds 1700000000.123\n"));
+	CHECK(strstr(buf, "\nnapd_last_exit_seconds 1700000001.500\n"));
+	CHECK(buf[strlen(buf) - 1] == '\n');
+	CHECK(stats_format_metrics(&st, buf, 100) == -1);
+}
+
+/*
+ * Parse @file with the reference parser (python3-prometheus-client) into
+ * "sample NAME LABELS VALUE" lines in @out.  1 parsed, 0 no parser, -1
+ * the parser refused the file.
+ */
+static int prom_parse(const char *file, const char *out)
+{
+	static const char script[] =
+		"import sys\n"
+		"try:\n"
+		"    from prometheus_client.parser import text_string_to_metric_families\n"
+		"except ImportError:\n"
+		"    sys.exit(77)\n"
+		"for fam in text_string_to_metric_families(open(sys.argv[1]).read()):\n"
+		"    print('family', fam.name, fam.type, bool(fam.documentation))\n"
+		"    for s in fam.samples:\n"
+		"        labels = ','.join('%s=%s' % kv for kv in sorted(s.labels.items()))\n"
+		"        print('sample', s.name, labels or '-', repr(float(s.value)))\n";
+	static const char *const pythons[] = { "/usr/bin/python3", "python3" };
+	char py[PATH_MAX], cmd[3 * PATH_MAX + 64];
+	unsigned int i;
+	int ret;
+
+	path_fmt(py, sizeof(py), "%s/prom_parse.py", tmp_root);
+	put(script, "%s", py);
+	for (i = 0; i < sizeof(pythons) / sizeof(pythons[0]); i++) {
+		snprintf(cmd, sizeof(cmd), "%s '%s' '%s' > '%s' 2>&1",
+			 pythons[i], py, file, out);
+		ret = system(cmd);
+		if (WIFEXITED(ret) && WEXITSTATUS(ret) == 0)
+			return 1;
+		/* no such python (127), or no parser module (77) */
+		if (!WIFEXITED(ret) || (WEXITSTATUS(ret) != 77 &&
+					WEXITSTATUS(ret) != 127))
+			return -1;
+	}
+	return 0;
+}
+
+struct metrics_run {
+	const char *file;
+	int ticks;
+	char mid[8192];		/* the file while napd still ran */
+};
+
+static void metrics_tick(void *arg)
+{
+	struct metrics_run *m = arg;
+	char *text;
+
+	/* after 1.5 s, with --metrics-interval 1: written while running */
+	if (++m->ticks != 150)
+		return;
+	text = read_whole(m->file);
+	snprintf(m->mid, sizeof(m->mid), "%s", text ? text : "");
+	free(text);
+}
+
+static void test_napd_metrics(void)
+{
+	const char *t = new_tree("metrics");
+	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], prom[PATH_MAX];
+	char parsed[PATH_MAX], tmp[PATH_MAX + 8], before[2048], after[2048];
+	char *naps[] = { NAPD_ARGS(sys, proc), "--metrics-file", prom,
+			 "--max-naps", "2", NULL };
+	char *running[] = { NAPD_ARGS(sys, proc), "--metrics-file", prom,
+			    "--metrics-interval", "1", "--idle-ms", "50",
+			    NULL };
+	char *relative[] = { NAPD_ARGS(sys, proc), "--metrics-file",
+			     "napd.prom", NULL };
+	struct metrics_run m = { .file = prom };
+	mode_t old_umask;
+	struct stat st;
+	const char *p;
+	char *text;
+	int ret;
+
+	build_tree(t, true);
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+	path_fmt(prom, sizeof(prom), "%s/textfile/napd.prom", t);
+	path_fmt(parsed, sizeof(parsed), "%s/parsed", t);
+	path_fmt(tmp, sizeof(tmp), "%s.tmp", prom);
+
+	/* a directory that is not there: refused before any change */
+	settings_snapshot(t, before, sizeof(before));
+	CHECK(run_napd(naps, out, 0) == 1);
+	CHECK(out_has(out, "cannot write metrics file"));
+	settings_snapshot(t, after, sizeof(after));
+	CHECK_STR(after, before);
+	CHECK(run_napd(relative, out, 0) == 2);
+	CHECK(out_has(out, "bad --metrics-file 'napd.prom' (an absolute path ending in .prom)"));
+
+	mkdir_p("%s/textfile", t);
+	/* as under napd.service's UMask=0077: still readable by others */
+	old_umask = umask(077);
+	CHECK(run_napd(naps, out, 0) == 0);
+	umask(old_umask);
+	CHECK(!stat(prom, &st) && (st.st_mode & 0777) == 0644);
+	CHECK(!path_exists(tmp));
+	text = read_whole(prom);
+	CHECK(text && strstr(text, "\nnapd_naps_total 2\n"));
+	CHECK(text && strstr(text, "\nnapd_asleep_seconds_total 0.002000000\n"));
+	CHECK(text && strstr(text, "\nnapd_wakeups_total{reason=\"irq\",irq=\"25\"} 2\n"));
+	/* a real clock: the last nap began this century, ended after */
+	p = text ? strstr(text, "\nnapd_last_entry_seconds ") : NULL;
+	CHECK(p && strtod(p + 25, NULL) > 1.6e9);
+	free(text);
+
+	ret = prom_parse(prom, parsed);
+	if (ret == 0) {
+		t_skip = "no python3-prometheus-client: not parsed";
+	} else {
+		text = read_whole(parsed);
+		CHECK(ret == 1);
+		CHECK(text && strstr(text, "family napd_naps counter True\n"));
+		CHECK(text && strstr(text, "family napd_last_exit_seconds gauge True\n"));
+		CHECK(text && strstr(text, "sample napd_naps_total - 2.0\n"));
+		CHECK(text && strstr(text, "sample napd_asleep_seconds_total - 0.002\n"));
+		CHECK(text && strstr(text, "sample napd_aborted_naps_total - 0.0\n"));
+		CHECK(text && strstr(text, "sample napd_skipped_naps_total reason=connections 0.0\n"));
+		CHECK(text && strstr(text, "sample napd_wakeups_total irq=25,reason=irq 2.0\n"));
+		CHECK(text && strstr(text, "sample napd_wakeups_total irq=,reason=unknown 0.0\n"));
+		if (t_failed)
+			printf("# parsed:\n%s\n", text ? text : "(none)");
+		free(text);
+	}
+
+	/* written every --metrics-interval while it runs, not only at exit */
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	unlink(prom);
+	CHECK(run_napd_tick(running, out, 2500, metrics_tick, &m) == 0);
+	CHECK(strstr(m.mid, "# TYPE napd_naps_total counter\n") != NULL);
+	p = strstr(m.mid, "\nnapd_naps_total ");
+	CHECK(p && strtoul(p + 17, NULL, 10) > 0);
+	check_restored(t);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -1985,6 +2973,10 @@ static const struct {
 	{ "stats_json", test_stats_json, false },
 	{ "irq_resolve", test_irq_resolve, false },
 	{ "setup_restore", test_setup_restore, false },
+	{ "opts_wake_dev_repeated", test_opts_wake_devs, false },
+	{ "setup_many_nics_bond_vlan", test_setup_many_nics, false },
+	{ "settings_saved_file", test_settings_file, false },
+	{ "setup_crash_recovery", test_setup_crash_recovery, false },
 	{ "setup_dry_run", test_setup_dry_run, false },
 	{ "setup_refusals", test_setup_refusals, false },
 	{ "setup_s2idle_upstream", test_setup_s2idle, false },
@@ -1992,6 +2984,7 @@ static const struct {
 	{ "live_tcp_count", test_live_tcp, false },
 	{ "config_file", test_config_good, false },
 	{ "config_bad_file_line", test_config_bad, false },
+	{ "config_every_error_reported", test_config_all_errors, false },
 	{ "opts_new_bad_rejected", test_opts_new_bad, false },
 	{ "idle_proc_stat_cpu", test_proc_stat, false },
 	{ "idle_diskstats", test_diskstats, false },
@@ -2015,6 +3008,13 @@ static const struct {
 	{ "napd_sd_notify_ready_stopping", test_napd_notify, true },
 	{ "napd_new_connection_seen", test_napd_dump_skipped, true },
 	{ "napd_status_and_sighup_reload", test_napd_status_reload, true },
+	{ "napd_check_config", test_napd_check_config, true },
+	{ "napd_kill9_restart_restore", test_napd_kill9, true },
+	{ "napd_two_nics_and_a_bond", test_napd_two_nics, true },
+	{ "journal_stream_detected", test_journal_stream, false },
+	{ "napd_journal_priorities", test_napd_journal, true },
+	{ "metrics_format", test_metrics_format, false },
+	{ "napd_metrics_file", test_napd_metrics, true },
 };
 
 int main(int argc, char *argv[])

@@ -93,6 +93,8 @@ static void pseudosleep_trace_phase(void *data, const char *action, int val,
 		t->synced = ts;
 	} else if (!strcmp(action, "freeze_processes")) {
 		t->frozen = ts;
+		if (!t->synced)		/* sync_on_suspend=0: no sync */
+			t->synced = t->begin;
 	} else if (!strcmp(action, "dpm_suspend_noirq")) {
 		t->suspended = ts;
 	} else if (!strcmp(action, "dpm_complete")) {

@@ -16,9 +16,9 @@
  * (pseudosleep_irq.c); the kept devices' other interrupts are handled and
  * the CPUs halt again.
  *
- * The phase of a nap and its timestamps come from the PM core's own
- * suspend_resume trace events, so the PM core needs no hook of ours to
- * tell where a nap is.
+ * enter_state() tells us where a nap begins and ends.  The timestamps of
+ * its phases, for the statistics only, come from the PM core's own
+ * suspend_resume trace events.
  */
 
 #define pr_fmt(fmt) "pseudosleep: " fmt
@@ -267,11 +267,9 @@ void pseudosleep_end(int error)
 
 	pseudosleep_times.end = now();
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
-#ifdef CONFIG_PM_DEBUG
 	/* A pm_test run stops before the CPUs idle: no nap, no abort. */
 	if (!error && pm_test_level != TEST_NONE)
 		return;
-#endif
 	if (error) {
 		pseudosleep_stats_abort();
 		return;

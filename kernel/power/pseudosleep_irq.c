@@ -152,7 +152,7 @@ static void pseudosleep_wake(unsigned int irq)
  */
 static void pseudosleep_event_fn(struct irq_work *work)
 {
-	if (READ_ONCE(mem_sleep_pseudo))
+	if (pm_mem_sleep_pseudo())
 		pm_wakeup_ws_event(pseudosleep_ws, 0, false);
 	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_IDLE &&
 	    pm_wakeup_pending())
@@ -187,7 +187,7 @@ void pseudosleep_count_read_begin(void)
  */
 void pseudosleep_count_read_end(void)
 {
-	if (!READ_ONCE(mem_sleep_pseudo)) {
+	if (!pm_mem_sleep_pseudo()) {
 		WRITE_ONCE(pseudosleep_report_armed, 0);
 		return;
 	}

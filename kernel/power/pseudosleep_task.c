@@ -58,11 +58,15 @@ static atomic_t nap_armed_irqs;
 /* An armed IRQ arrived since the wakeup_count was last read. */
 static int task_irq_seen;
 
+/*
+ * In every phase of a nap: s2idle_loop() may leave s2idle_enter() for a
+ * wakeup the platform then swallows (an EC event) and enter it again, and
+ * a request in between must still end the nap.  A wakeup reported after
+ * the nap ended is forgotten by the next freeze (pm_wakeup_clear()).
+ */
 static void pseudosleep_task_fn(struct irq_work *work)
 {
-	enum pseudosleep_phase phase = READ_ONCE(pseudosleep_phase);
-
-	if (phase == PSEUDOSLEEP_ENTERING || phase == PSEUDOSLEEP_NAPPING)
+	if (pseudosleep_in_progress())
 		pseudosleep_wake_on_work();
 }
 
@@ -135,13 +139,10 @@ static bool network_socket(const struct sock *sk)
  */
 void __pseudosleep_sock_readable(struct sock *sk)
 {
-	enum pseudosleep_phase phase;
-
 	if (!READ_ONCE(task_irq_seen) || !network_socket(sk))
 		return;
 	pseudosleep_note_event();
-	phase = READ_ONCE(pseudosleep_phase);
-	if (phase == PSEUDOSLEEP_ENTERING || phase == PSEUDOSLEEP_NAPPING)
+	if (pseudosleep_in_progress())
 		irq_work_queue(&pseudosleep_task_work);
 }
 

@@ -185,6 +185,7 @@ static void wake_on_task(struct kunit *test)
 	DECLARE_BITMAP(bits, NBITS);
 	DECLARE_BITMAP(saved, NBITS);
 	struct sock *user, *kern, *local;
+	suspend_state_t saved_mem_sleep;
 	bool saved_pseudo;
 	unsigned long events;
 
@@ -255,7 +256,9 @@ static void wake_on_task(struct kunit *test)
 	 */
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
 	pseudosleep_wake_reset();
+	saved_mem_sleep = mem_sleep_current;
 	saved_pseudo = mem_sleep_pseudo;
+	WRITE_ONCE(mem_sleep_current, PM_SUSPEND_TO_IDLE);
 	WRITE_ONCE(mem_sleep_pseudo, true);
 	pseudosleep_count_read_begin();
 	pseudosleep_count_read_end();
@@ -280,6 +283,7 @@ static void wake_on_task(struct kunit *test)
 	pseudosleep_count_read_end();
 	KUNIT_EXPECT_EQ(test, pseudosleep_ws_events(), events + 2);
 	WRITE_ONCE(mem_sleep_pseudo, saved_pseudo);
+	WRITE_ONCE(mem_sleep_current, saved_mem_sleep);
 	pseudosleep_count_read_begin();
 	pseudosleep_count_read_end();
 

@@ -12,6 +12,7 @@ KDIR       := $(BUILD_DIR)/linux
 KOBJ       := $(BUILD_DIR)/obj
 BZIMAGE    := $(KOBJ)/arch/x86/boot/bzImage
 INITRAMFS  := $(BUILD_DIR)/initramfs.cpio.gz
+ROOTFS     := $(BUILD_DIR)/debian/rootfs.qcow2
 JOBS       ?= $(shell nproc)
 # The guest's fragments; the test kernel adds the debug and test ones.
 GUEST_CONFIGS := configs/qemu-guest.config configs/pseudosleep.config \
@@ -30,12 +31,13 @@ DEPS := linux-source-6.12 qemu-system-x86 busybox-static flex bison bc cpio \
 	libelf-dev libssl-dev ethtool iperf3 apache2-utils memcached \
 	libmemcached-tools curl gnuplot-nox sparse xz-utils python3 git \
 	make gcc libc6-dev rsync iproute2 iputils-ping kmod wireguard-tools \
-	dpkg-dev systemd
+	dpkg-dev systemd mmdebstrap qemu-utils e2fsprogs
 
-export BUILD_DIR KDIR KOBJ BZIMAGE INITRAMFS
+export BUILD_DIR KDIR KOBJ BZIMAGE INITRAMFS ROOTFS
 
 .PHONY: all help deps kernel source config initramfs selftests test demo \
-	patches checkpatch w1 bench stress clean distclean napd overlay napd-deb
+	patches checkpatch w1 bench stress clean distclean napd overlay napd-deb \
+	rootfs
 
 all: kernel
 
@@ -57,6 +59,7 @@ help:
 	@echo "  make checkpatch  scripts/checkpatch.pl --strict on our C files and patches"
 	@echo "  make w1          build our C files with W=1"
 	@echo "  make napd-deb    napd's Debian package: $(BUILD_DIR)/napd_<version>_<arch>.deb"
+	@echo "  make rootfs      Debian 12 server image (mmdebstrap): $(ROOTFS)"
 	@echo "  make clean       remove $(BUILD_DIR)"
 	@echo
 	@echo "  BUILD_DIR=dir    build directory (default: build/)"
@@ -176,6 +179,13 @@ selftests: $(STAMPS)/patched
 
 initramfs: selftests napd
 	@$(T)/mkinitramfs $(INITRAMFS)
+
+# The Debian 12 guest: a root file system from Debian's packages, rebuilt
+# only when its package list, script or files change (mkrootfs.sh keeps
+# their hash); our kernel boots it with configs/debian-guest.config.
+rootfs:
+	@$(T)/debian/mkrootfs.sh $(ROOTFS)
+
 
 # --- the two commands of the README -----------------------------------------
 test: kernel initramfs

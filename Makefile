@@ -12,7 +12,8 @@ KDIR       := $(BUILD_DIR)/linux
 KOBJ       := $(BUILD_DIR)/obj
 BZIMAGE    := $(KOBJ)/arch/x86/boot/bzImage
 INITRAMFS  := $(BUILD_DIR)/initramfs.cpio.gz
-ROOTFS     := $(BUILD_DIR)/debian/rootfs.qcow2
+# DEBIAN_KERNEL=1: the image with Debian's own kernel installed, beside it.
+ROOTFS     ?= $(BUILD_DIR)/debian/rootfs$(if $(filter 1,$(DEBIAN_KERNEL)),-debkernel).qcow2
 JOBS       ?= $(shell nproc)
 # The guest's fragments; the test kernel adds the debug and test ones.
 GUEST_CONFIGS := configs/qemu-guest.config configs/pseudosleep.config \
@@ -33,11 +34,11 @@ DEPS := linux-source-6.12 qemu-system-x86 busybox-static flex bison bc cpio \
 	make gcc libc6-dev rsync iproute2 iputils-ping kmod wireguard-tools \
 	dpkg-dev systemd mmdebstrap qemu-utils e2fsprogs
 
-export BUILD_DIR KDIR KOBJ BZIMAGE INITRAMFS ROOTFS
+export BUILD_DIR KDIR KOBJ BZIMAGE INITRAMFS ROOTFS DEBIAN_KERNEL
 
 .PHONY: all help deps kernel source config initramfs selftests test demo \
 	patches checkpatch w1 bench stress clean distclean napd overlay napd-deb \
-	rootfs
+	rootfs debian-shell
 
 all: kernel
 
@@ -60,6 +61,11 @@ help:
 	@echo "  make w1          build our C files with W=1"
 	@echo "  make napd-deb    napd's Debian package: $(BUILD_DIR)/napd_<version>_<arch>.deb"
 	@echo "  make rootfs      Debian 12 server image (mmdebstrap): $(ROOTFS)"
+	@echo "                   (DEBIAN_KERNEL=1: with Debian's kernel and initrd)"
+	@echo "  make debian-shell  boot it (NVMe root, AHCI, xHCI, e1000e on a bridge),"
+	@echo "                   serial console here; needs configs/debian-guest.config"
+	@echo "                   in the kernel (KERNEL=, INITRD= boot another kernel;"
+	@echo "                   DEBIAN_KERNEL=1: the image with Debian's kernel)"
 	@echo "  make clean       remove $(BUILD_DIR)"
 	@echo
 	@echo "  BUILD_DIR=dir    build directory (default: build/)"
@@ -186,6 +192,15 @@ initramfs: selftests napd
 rootfs:
 	@$(T)/debian/mkrootfs.sh $(ROOTFS)
 
+ifeq ($(DEBIAN_KERNEL),1)
+KERNEL     ?= $(ROOTFS)-vmlinuz
+INITRD     ?= $(ROOTFS)-initrd.img
+endif
+DEBIAN_SHELL_ARGS = --rootfs $(ROOTFS) --shell --mem 2G --smp 2 \
+	--nic e1000e --net bridge --netns debian-shell \
+	$(if $(KERNEL),--kernel $(KERNEL)) $(if $(INITRD),--initrd $(INITRD))
+debian-shell: rootfs $(if $(KERNEL),,kernel)
+	@$(T)/vm-run $(DEBIAN_SHELL_ARGS)
 
 # --- the two commands of the README -----------------------------------------
 test: kernel initramfs

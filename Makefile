@@ -12,12 +12,15 @@ KDIR       := $(BUILD_DIR)/linux
 KOBJ       := $(BUILD_DIR)/obj
 BZIMAGE    := $(KOBJ)/arch/x86/boot/bzImage
 INITRAMFS  := $(BUILD_DIR)/initramfs.cpio.gz
+# DEBIAN_KERNEL=1: the image with Debian's own kernel installed, beside it.
+ROOTFS     ?= $(BUILD_DIR)/debian/rootfs$(if $(filter 1,$(DEBIAN_KERNEL)),-debkernel).qcow2
 JOBS       ?= $(shell nproc)
 # The guest's fragments; the test kernel adds the debug and test ones.
 GUEST_CONFIGS := configs/qemu-guest.config configs/pseudosleep.config \
               configs/pollist.config configs/rcu-nocb.config
+# The test kernel also boots the Debian server guest (make rootfs).
 CONFIGS    ?= $(GUEST_CONFIGS) configs/debug.config configs/tests.config \
-	      $(EXTRA_CONFIGS)
+	      configs/debian-guest.config $(EXTRA_CONFIGS)
 T          := $(TOP)/tools/testing/pseudosleep
 SELFTESTS  := pseudosleep pollist
 STAMPS     := $(BUILD_DIR)/.stamps
@@ -30,13 +33,14 @@ DEPS := linux-source-6.12 qemu-system-x86 busybox-static flex bison bc cpio \
 	libelf-dev libssl-dev ethtool iperf3 apache2-utils memcached \
 	libmemcached-tools curl gnuplot-nox sparse xz-utils python3 git \
 	make gcc libc6-dev rsync iproute2 iputils-ping kmod wireguard-tools \
-	dpkg-dev systemd \
+	dpkg-dev systemd mmdebstrap qemu-utils e2fsprogs \
 	python3-prometheus-client
 
-export BUILD_DIR KDIR KOBJ BZIMAGE INITRAMFS
+export BUILD_DIR KDIR KOBJ BZIMAGE INITRAMFS ROOTFS DEBIAN_KERNEL
 
 .PHONY: all help deps kernel source config initramfs selftests test demo \
-	patches checkpatch w1 bench stress clean distclean napd overlay napd-deb
+	patches checkpatch w1 bench stress clean distclean napd overlay napd-deb \
+	rootfs debian-shell
 
 all: kernel
 
@@ -58,6 +62,12 @@ help:
 	@echo "  make checkpatch  scripts/checkpatch.pl --strict on our C files and patches"
 	@echo "  make w1          build our C files with W=1"
 	@echo "  make napd-deb    napd's Debian package: $(BUILD_DIR)/napd_<version>_<arch>.deb"
+	@echo "  make rootfs      Debian 12 server image (mmdebstrap): $(ROOTFS)"
+	@echo "                   (DEBIAN_KERNEL=1: with Debian's kernel and initrd)"
+	@echo "  make debian-shell  boot it (NVMe root, AHCI, xHCI, e1000e on a bridge),"
+	@echo "                   serial console here; needs configs/debian-guest.config"
+	@echo "                   in the kernel (KERNEL=, INITRD= boot another kernel;"
+	@echo "                   DEBIAN_KERNEL=1: the image with Debian's kernel)"
 	@echo "  make clean       remove $(BUILD_DIR)"
 	@echo
 	@echo "  BUILD_DIR=dir    build directory (default: build/)"
@@ -177,6 +187,22 @@ selftests: $(STAMPS)/patched
 
 initramfs: selftests napd
 	@$(T)/mkinitramfs $(INITRAMFS)
+
+# The Debian 12 guest: a root file system from Debian's packages, rebuilt
+# only when its package list, script or files change (mkrootfs.sh keeps
+# their hash); our kernel boots it with configs/debian-guest.config.
+rootfs:
+	@$(T)/debian/mkrootfs.sh $(ROOTFS)
+
+ifeq ($(DEBIAN_KERNEL),1)
+KERNEL     ?= $(ROOTFS)-vmlinuz
+INITRD     ?= $(ROOTFS)-initrd.img
+endif
+DEBIAN_SHELL_ARGS = --rootfs $(ROOTFS) --shell --mem 2G --smp 2 \
+	--nic e1000e --net bridge --netns debian-shell \
+	$(if $(KERNEL),--kernel $(KERNEL)) $(if $(INITRD),--initrd $(INITRD))
+debian-shell: rootfs $(if $(KERNEL),,kernel)
+	@$(T)/vm-run $(DEBIAN_SHELL_ARGS)
 
 # --- the two commands of the README -----------------------------------------
 test: kernel initramfs

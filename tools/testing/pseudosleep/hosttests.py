@@ -1360,3 +1360,135 @@ def t_napd_unit_exposure():
 
 HOST_TESTS.append(("napd deb: systemd-analyze security rates the installed "
                    "napd.service at or below 5.0", t_napd_unit_exposure))
+
+
+# --- the Debian 12 guest (issue 30) -------------------------------------------
+
+DEBIAN_MKROOTFS = os.path.join(pslib.HERE, "debian", "mkrootfs.sh")
+# DEBIAN_KERNEL=1 (as for make rootfs): the image with Debian's kernel,
+# booted with that kernel and its initrd.
+DEBIAN_OWN_KERNEL = os.environ.get("DEBIAN_KERNEL") == "1"
+DEBIAN_ROOTFS = os.environ.get("ROOTFS") or \
+    os.path.join(pslib.BUILD, "debian", "rootfs%s.qcow2" % (
+        "-debkernel" if DEBIAN_OWN_KERNEL else ""))
+DEBIAN_CONFIG = os.path.join(pslib.TOP, "configs", "debian-guest.config")
+
+
+def debian_kernel_missing():
+    """The options of configs/debian-guest.config that the kernel vm-run
+    boots lacks (an empty list when it has them all)."""
+    missing = []
+    with open(DEBIAN_CONFIG) as f:
+        for line in f:
+            m = re.match(r"CONFIG_(\w+)=(\S+)", line)
+            if m and pslib.kernel_config(m.group(1)) != m.group(2):
+                missing.append(m.group(1))
+    return missing
+
+
+def debian_rootfs():
+    """(path, None) once make rootfs's image is built (or up to date), else
+    (None, why)."""
+    if not shutil.which("mmdebstrap"):
+        return None, "no mmdebstrap (make deps)"
+    try:
+        p = subprocess.run([DEBIAN_MKROOTFS, DEBIAN_ROOTFS],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=1200)
+    except subprocess.TimeoutExpired:
+        return None, "mkrootfs.sh took more than 20 min"
+    if p.returncode:
+        out = p.stdout.decode(errors="replace").strip().splitlines()
+        return None, "mkrootfs.sh exited %d: %s" % (
+            p.returncode, (out or ["?"])[-1][:200])
+    return DEBIAN_ROOTFS, None
+
+
+def t_debian_guest():
+    """The Debian 12 server image on our kernel (make rootfs): systemd
+    reaches multi-user.target with no failed unit, Apache answers a GET
+    from the host over the bridge, the kernel log is clean.  Skips until
+    the kernel has configs/debian-guest.config.  DEBIAN_KERNEL=1 boots
+    the image made with Debian's kernel on that kernel instead (to check
+    the image)."""
+    skip = bridge_or_skip()
+    if skip:
+        return skip
+    extra = []
+    if DEBIAN_OWN_KERNEL:
+        extra += ["--kernel", DEBIAN_ROOTFS + "-vmlinuz",
+                  "--initrd", DEBIAN_ROOTFS + "-initrd.img"]
+    else:
+        missing = debian_kernel_missing()
+        if missing:
+            return "skipped", "the kernel lacks %d options of " \
+                "configs/debian-guest.config (%s%s)" % (
+                    len(missing), ", ".join(missing[:4]),
+                    ", ..." if len(missing) > 4 else ""), None
+    rootfs, why = debian_rootfs()
+    if not rootfs:
+        return "skipped", "no Debian image: " + why, None
+    g = pslib.Guest(
+        "systemctl is-active multi-user.target | sed 's/^/MULTIUSER /'; "
+        "echo \"STATE $(systemctl is-system-running)\"; "
+        "systemctl --failed --no-legend --plain --no-pager | "
+        "sed 's/^/FAILED /'; uname -r | sed 's/^/KERNEL /'; echo READY; "
+        "while [ ! -e /mnt/add/done ]; do sleep 0.2; done; "
+        "dmesg > /mnt/add/dmesg.txt",
+        nic="e1000e", net="bridge", timeout=900,
+        extra=["--rootfs", rootfs, "--mem", "2G"] + extra)
+    lines, body = [], None
+    try:
+        ready = g.wait_line("^READY", 600, on_line=lines.append)
+        if ready:
+            with netns.inside(g.netns):
+                body, took = pslib.http_get(80, host=netns.GUEST_IP)
+    finally:
+        g.signal("done")
+        rc = g.finish()
+        console = g.console()
+        try:
+            with open(os.path.join(g.share, "dmesg.txt"),
+                      errors="replace") as f:
+                dmesg = f.read()
+        except OSError:
+            dmesg = None
+        g.cleanup()
+    if not ready:
+        tail = [l for l in console.splitlines() if l.strip()][-3:]
+        return "failed", "no multi-user.target (vm-run exited %d): %s" % (
+            rc, " | ".join(tail)[-300:]), console
+    val = {}
+    failed = []
+    for l in lines:
+        k, _, v = l.partition(" ")
+        if k == "FAILED":
+            failed.append(v.split()[0] if v.split() else v)
+        elif k in ("MULTIUSER", "STATE", "KERNEL"):
+            val[k] = v.strip()
+    m = re.search(r"@@debian-booted@@ state=\S* uptime=([\d.]+)", console)
+    detail = "kernel %s, %s after %s s" % (
+        val.get("KERNEL", "?"), val.get("STATE", "?"),
+        m.group(1) if m else "?")
+    if val.get("MULTIUSER") != "active":
+        return "failed", "multi-user.target %s; %s" % (
+            val.get("MULTIUSER"), detail), console
+    if val.get("STATE") != "running":
+        return "failed", "%s; failed units: %s" % (
+            detail, " ".join(failed) or "none listed"), console
+    if body is None or b"pseudosleep debian guest" not in body:
+        return "failed", "%s; no Apache answer from %s" % (
+            detail, netns.GUEST_IP), console
+    bad = pslib.bad_dmesg_lines(dmesg or "")
+    if dmesg is None or bad:
+        return "failed", "%s; dmesg: %s" % (
+            detail, bad[0].strip()[:160] if bad else "not saved"), console
+    if rc:
+        return "failed", "%s; vm-run exited %d" % (detail, rc), console
+    return "passed", "%s, Apache answered in %.0f ms, dmesg clean" % (
+        detail, took * 1000), console
+
+
+HOST_TESTS.append(("debian: the Debian 12 server image reaches "
+                   "multi-user.target, running, Apache answers over the "
+                   "bridge, dmesg clean", t_debian_guest))

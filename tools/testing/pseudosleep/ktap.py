@@ -18,8 +18,10 @@ Nesting is by indentation, 4 spaces a level (any indentation below 4 is
 level 1).  A nested block's results belong to the next result one level
 up (r.children) and to the "# Subtest: NAME" header above them (r.suite),
 which is known even when the parent's own line never came (the guest
-died).  r.diag are the "#" lines printed since the previous result, after
-the last "#  RUN" line: what a failed EXPECT or CHECK said.
+died).  r.diag are the lines other than KTAP's own printed since the
+previous result (after the last "#  RUN" line, if any), stripped of their
+indentation: what a failed EXPECT or CHECK said, "#" diagnostics and the
+lines they continue on.
 
 The kernel's tools/testing/kunit/kunit_parser.py is not used: it wants a
 kernel tree (BUILD_DIR's, which is absent before the first build and
@@ -48,7 +50,7 @@ class Result:
         self.ok, self.number, self.name = ok, number, name
         self.directive, self.depth, self.lineno = directive, depth, lineno
         self.suite = suite          # the "# Subtest:" header above, or None
-        self.diag = diag            # "#" lines before it (stripped)
+        self.diag = diag            # the lines printed before it
         self.children = []          # the nested results it closes
 
     @property
@@ -109,6 +111,8 @@ def parse(lines):
             rep.plans.append((depth, int(m.group(2))))
             continue
         if not LOOKS_LIKE_RESULT.match(body):
+            if body:
+                diag.append(body)
             continue
         m = RESULT.match(body)
         if not m:

@@ -136,16 +136,18 @@ ITEMS = suite_items()
 @pytest.mark.parametrize("name", ITEMS["boot"])
 def test_suite_boot(guest_suite, name):
     run = guest_suite(name)
-    assert run.rc == 0, "%s: vm-run exited %d\n%s" % (
-        name, run.rc, run.boot_failure())
+    if run.rc:
+        pytest.fail("%s: vm-run exited %d\n%s" % (
+            name, run.rc, run.boot_failure()), pytrace=False)
 
 
 @pytest.mark.parametrize("name, suite, case", ITEMS["kunit"])
 def test_kunit(guest_suite, name, suite, case):
     run = guest_suite(name)
     r = run.kunit.get((suite, case))
-    assert r, "KUnit %s.%s: no result on the console (vm-run exit %d)" % (
-        suite, case, run.rc)
+    if not r:
+        pytest.fail("KUnit %s.%s: no result on the console (vm-run exit "
+                    "%d)" % (suite, case, run.rc), pytrace=False)
     verdict(r, "KUnit %s.%s" % (suite, case))
 
 
@@ -153,20 +155,25 @@ def test_kunit(guest_suite, name, suite, case):
 def test_kunit_all_collected(guest_suite, name):
     """KUnit ran, and reported no case that has no item of its own."""
     run = guest_suite(name)
-    assert run.kunit, "no KUnit results on the console"
+    if not run.kunit:
+        pytest.fail("%s: no KUnit results on the console" % name,
+                    pytrace=False)
     extra = ["%s.%s: %s" % (s, c, r.status)
              for (s, c), r in run.kunit.items() if (s, c) not in KUNIT]
-    assert not extra, "KUnit cases not in caselists.kunit_cases(): " + \
-        ", ".join(extra)
+    if extra:
+        pytest.fail("KUnit cases not in caselists.kunit_cases(): " +
+                    ", ".join(extra), pytrace=False)
 
 
 @pytest.mark.parametrize("name, prog, case", ITEMS["kselftest"])
 def test_kselftest(guest_suite, name, prog, case):
     run = guest_suite(name)
     res = [r for r in run.kselftest.get(prog, []) if r.name == case]
-    assert res, "kselftest %s: %s: no result (%s)" % (
-        prog, case, "program ran" if prog in run.kselftest
-        else "program did not run, vm-run exit %d" % run.rc)
+    if not res:
+        pytest.fail("kselftest %s: %s: no result (%s)" % (
+            prog, case, "program ran" if prog in run.kselftest
+            else "program did not run, vm-run exit %d" % run.rc),
+            pytrace=False)
     verdict(res[0], "kselftest %s: %s" % (prog, case))
 
 
@@ -174,15 +181,19 @@ def test_kselftest(guest_suite, name, prog, case):
 def test_kselftest_all_collected(guest_suite, name, prog):
     """The program printed KTAP results, none without an item."""
     run = guest_suite(name)
-    assert run.kselftest.get(prog), "kselftest %s: no KTAP results" % prog
+    if not run.kselftest.get(prog):
+        pytest.fail("kselftest %s: no KTAP results" % prog, pytrace=False)
     listed = caselists.kselftest_cases(prog)
     extra = ["%s: %s" % (r.name, r.status) for r in run.kselftest[prog]
              if r.name not in listed]
-    assert not extra, "kselftest %s: cases not in its source's TEST*(): " \
-        "%s" % (prog, ", ".join(extra))
+    if extra:
+        pytest.fail("kselftest %s: cases not in its source's TEST*(): "
+                    "%s" % (prog, ", ".join(extra)), pytrace=False)
 
 
 @pytest.mark.parametrize("name", ITEMS["dmesg"])
 def test_dmesg_clean(guest_suite, name):
     bad = pslib.bad_dmesg_lines(guest_suite(name).console)
-    assert not bad, "%s console: %s" % (name, bad[0].strip()[:160])
+    if bad:
+        pytest.fail("dmesg clean: %s: %s" % (name, bad[0].strip()[:160]),
+                    pytrace=False)

@@ -13,6 +13,8 @@ ORDER = 1
 def test_guest_boots(record_property):
     """harness: the guest boots and runs a command"""
     booted, detail = pslib.boot_check("pytest")
-    assert booted, "the guest does not boot: %s (vm-run's messages are " \
-        "in the captured stderr)" % detail
+    if not booted:
+        pytest.fail("harness: the guest does not boot: %s (vm-run's "
+                    "messages are in the captured stderr)" % detail,
+                    pytrace=False)
     record_property("detail", detail)

@@ -84,8 +84,10 @@ def test_parameterised_case_has_its_parameters_as_children():
 
 def test_failed_case_keeps_its_diagnostics():
     r = by_name(ktap.parse(KUNIT.splitlines()))["parse_bool"]
-    assert r.diag == ["# parse_bool: EXPECTATION FAILED at "
-                      "kernel/power/pseudosleep_test.c:42"]
+    assert r.diag == ["pseudosleep: an unrelated kernel message",
+                      "# parse_bool: EXPECTATION FAILED at "
+                      "kernel/power/pseudosleep_test.c:42",
+                      "Expected ret == 0, but ret == -22"]
     r = by_name(ktap.parse(KSELFTEST.splitlines()))[
         "nap.armed_rtc_alarm_ends_nap"]
     assert r.status == "failed" and r.diag[0].startswith(
@@ -106,14 +108,15 @@ def test_skip_directive():
 
 def test_tap13_with_dashes_as_napd_prints_it():
     rep = ktap.parse(["TAP version 13", "1..3", "ok 1 - opts_defaults",
-                      "# test_napd.c:52: CHECK(x) failed",
-                      "not ok 2 - opts_full",
+                      "# test_napd.c:62: 'READY=1", "STATUS=ok",
+                      "' != 'READY=2", "not ok 2 - opts_full",
                       "ok 3 - napd_dry_run # SKIP no napd binary given",
                       "2 passed, 1 failed"])
     assert [(r.number, r.name, r.status) for r in rep.results] == [
         (1, "opts_defaults", "passed"), (2, "opts_full", "failed"),
         (3, "napd_dry_run", "skipped")]
-    assert rep.results[1].diag == ["# test_napd.c:52: CHECK(x) failed"]
+    assert rep.results[1].diag == ["# test_napd.c:62: 'READY=1",
+                                   "STATUS=ok", "' != 'READY=2"]
     assert rep.results[2].diag == []
 
 

@@ -31,20 +31,27 @@ def napd_check():
 def test_napd_unit(napd_check, case):
     rc, out, res = napd_check
     r = res.get(case)
-    assert r, "napd unit %s: no result (make check exit %d): %s" % (
-        case, rc, " | ".join(out[-5:])[-600:])
+    if not r:
+        pytest.fail("napd unit %s: no result (make check exit %d): %s" % (
+            case, rc, " | ".join(out[-5:])[-600:]), pytrace=False)
     if r.status == "skipped":
         pytest.skip("napd unit %s: %s" % (case, r.reason))
     # A failure carries its own diagnostics into CI's log.
-    assert r.status == "passed", "napd unit %s: not ok\n%s" % (
-        case, "\n".join(r.diag)[-600:])
+    if r.status != "passed":
+        pytest.fail("napd unit %s: not ok\n%s" % (
+            case, "\n".join(r.diag)[-600:]), pytrace=False)
 
 
 def test_napd_unit_all_collected(napd_check):
     """napd unit: make check exits 0 and reports no unlisted test."""
     rc, out, res = napd_check
-    assert res, "napd unit: no results: " + " | ".join(out[-5:])[-600:]
+    if not res:
+        pytest.fail("napd unit: no results: " +
+                    " | ".join(out[-5:])[-600:], pytrace=False)
     extra = [n for n in res if n not in CASES]
-    assert not extra, "napd unit tests not in test_napd.c's tests[]: " + \
-        ", ".join(extra)
-    assert rc == 0, "make check exit status %d" % rc
+    if extra:
+        pytest.fail("napd unit tests not in test_napd.c's tests[]: " +
+                    ", ".join(extra), pytrace=False)
+    if rc:
+        pytest.fail("napd unit: make check exit status %d" % rc,
+                    pytrace=False)

@@ -42,7 +42,13 @@ class SuiteRun:
         g = pslib.Guest("/usr/share/pseudosleep/run-selftests.sh " +
                         " ".join(programs),
                         append="kunit.enable=1 " + append, timeout=timeout)
-        self.rc = g.finish(timeout=timeout + 30)
+        try:
+            self.rc = g.finish(timeout=timeout + 30)
+        except BaseException:
+            # Ctrl-C: vm-run stops QEMU and removes its files on SIGTERM.
+            g.proc.terminate()
+            g.cleanup()
+            raise
         self.console = g.console()
         self.output = list(g.output)
         g.cleanup(os.path.join(logdir, name.replace(" ", "-") + ".log")

@@ -34,7 +34,7 @@ DEPS := linux-source-6.12 qemu-system-x86 busybox-static flex bison bc cpio \
 	libmemcached-tools curl gnuplot-nox sparse xz-utils python3 git \
 	make gcc libc6-dev rsync iproute2 iputils-ping kmod wireguard-tools \
 	dpkg-dev systemd mmdebstrap qemu-utils e2fsprogs \
-	python3-prometheus-client
+	python3-prometheus-client python3-pytest
 
 export BUILD_DIR KDIR KOBJ BZIMAGE INITRAMFS ROOTFS DEBIAN_KERNEL
 
@@ -50,7 +50,7 @@ help:
 	@echo "  make deps        install the Debian packages (apt-get, needs root)"
 	@echo "  make / kernel    extract, patch, overlay, configure, build bzImage"
 	@echo "  make initramfs   busybox initramfs with guest tools and kselftests"
-	@echo "  make test        boot the kernel and run every test; N passed, N failed"
+	@echo "  make test        boot the kernel and run every test (pytest; PYTEST_ARGS=\"-k NAME\")"
 	@echo "  make demo        build, boot and show a nap woken by a host request"
 	@echo "  make bench       benchmarks on a non-debug kernel in build-bench/"
 	@echo "                   (QUICK=1: short smoke run on the test kernel)"
@@ -205,8 +205,12 @@ debian-shell: rootfs $(if $(KERNEL),,kernel)
 	@$(T)/vm-run $(DEBIAN_SHELL_ARGS)
 
 # --- the two commands of the README -----------------------------------------
+# pytest from Debian's python3-pytest (pytest-3 runs /usr/bin/python3, whatever
+# python3 comes first in PATH); PYTEST_ARGS="-k NAME" runs some tests only,
+# see tools/testing/pseudosleep/README.
+PYTEST     ?= pytest-3
 test: kernel initramfs
-	@$(T)/run-tests
+	@$(PYTEST) $(T)/tests $(PYTEST_ARGS)
 
 demo: kernel initramfs
 	@$(T)/demo

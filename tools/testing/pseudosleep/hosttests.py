@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Host-side tests for run-tests.  Each returns (status, detail, console)
-where console is the guest's console text (checked for kernel warnings) or
+"""Host-side tests: tests/test_host.py makes each HOST_TESTS entry a pytest
+item.  Each returns (status, detail, console) where console is the guest's
+console text (checked for kernel warnings by its "dmesg clean" item) or
 None when no guest ran to completion worth checking."""
 
 import json
@@ -304,7 +305,7 @@ def t_checkpatch():
 
 def long_nap(setup, append):
     """A 20 s nap ended by the RTC after the shell commands setup, booted
-    with append: the console must stay clean (run-tests checks it for
+    with append: the console must stay clean (its dmesg item checks it for
     stall and lockup reports) and the nap must be ended by the RTC alarm,
     not by the ticks and IPIs it served meanwhile."""
     g = pslib.Guest(
@@ -1030,33 +1031,6 @@ def t_napd_napi_defer():
     if late > NAPI_LATE_SHARE * len(times) or times[-1] > NAPI_MAX_S:
         return "failed", detail, res[6]
     return "passed", detail, res[6]
-
-
-def napd_unit_tests():
-    """napd's host-side unit tests (make -C tools/power/napd check), one
-    result per KTAP line."""
-    p = subprocess.run(["make", "-s", "-C",
-                        os.path.join(pslib.TOP, "tools/power/napd"), "check"],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    out = p.stdout.decode(errors="replace").splitlines()
-    res = []
-    diag = []
-    for line in out:
-        m = re.match(r"^(ok|not ok) \d+ (?:- )?(.*)$", line)
-        if m:
-            # A failure carries its own diagnostics into CI's log.
-            failed = m.group(1) == "not ok"
-            res.append(("napd unit: " + m.group(2).strip(),
-                        "failed" if failed else "passed",
-                        " | ".join(diag)[-600:] if failed else ""))
-            diag = []
-        elif line.startswith("#"):
-            diag.append(line)
-    if not res:
-        res.append(("napd unit: tests ran", "failed", " | ".join(out[-5:])[-600:]))
-    elif p.returncode:
-        res.append(("napd unit: make check exit status", "failed", ""))
-    return res
 
 
 HOST_TESTS.append(("napd: 200 requests at random gaps, none lost, "

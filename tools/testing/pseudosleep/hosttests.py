@@ -1003,11 +1003,12 @@ def t_napd_requests():
 # back seconds late.
 NAPI_SETUP = "NAPD_NAPI_DEFER=2 NAPD_GRO_FLUSH_NS=200000 "
 NAPI_PAIRS = 60
-# Nine in ten within 100 ms, and none late by anything like a deferred
-# timer (seconds): under TCG a request that meets a nap's entry now and
-# then waits for the entry and the exit of a loaded host's guest.
+# Most within 100 ms (all of them on a quiet host: max 68 ms), and none
+# late by anything like a deferred timer (seconds): under TCG on a loaded
+# host a request that meets a nap's entry waits for the entry and the exit
+# (8 % above 100 ms, max 331 ms, beside a kernel build).
 NAPI_LATE_S = 0.1
-NAPI_LATE_SHARE = 0.1
+NAPI_LATE_SHARE = 0.25
 NAPI_MAX_S = 1.0
 
 
@@ -1015,7 +1016,7 @@ def t_napd_napi_defer():
     """With napi_defer_hard_irqs=2 and gro_flush_timeout=200 us on the
     kept NIC and napd's defaults, requests sent right after a response and
     after a pause that lets napd nap are all answered, over at least 50
-    naps: nine in ten within 100 ms and none after 1 s."""
+    naps: three in four within 100 ms and none after 1 s."""
     gaps = [g for _ in range(NAPI_PAIRS) for g in (0.0, 0.4)]
     res = napd_session(gaps, NAPI_SETUP)
     bad = napd_verdict(len(gaps), res, 50)

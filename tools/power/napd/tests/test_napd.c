@@ -221,6 +221,29 @@ static const char diskstats_idle[] =
 "   7       0 loop0 0 0 0 0 0 0 0 0 0 0 0\n";
 
 /*
+ * A virtio-net NIC in the fake tree: PCI function @pci with MSI-X vectors
+ * @irq to @irq + 2, virtio device virtio@vio and netdev @dev, which has
+ * received @rx packets so far.
+ */
+static void fake_virtio_nic(const char *t, const char *pci, int vio,
+			    const char *dev, int irq, const char *rx)
+{
+	char d[PATH_MAX], target[PATH_MAX];
+	int i;
+
+	snprintf(d, sizeof(d), "%s/sys/devices/pci0000:00/%s", t, pci);
+	for (i = 0; i < 3; i++)
+		mkdir_p("%s/msi_irqs/%d", d, irq + i);
+	put("0\n", "%s/virtio%d/power/nosleep", d, vio);
+	put(rx, "%s/virtio%d/net/%s/statistics/rx_packets", d, vio, dev);
+	snprintf(target, sizeof(target), "../../../virtio%d", vio);
+	link_to(target, "%s/virtio%d/net/%s/device", d, vio, dev);
+	snprintf(target, sizeof(target),
+		 "../../devices/pci0000:00/%s/virtio%d/net/%s", pci, vio, dev);
+	link_to(target, "%s/sys/class/net/%s", t, dev);
+}
+
+/*
  * A virtio-net NIC behind PCI with MSI-X, a legacy-IRQ NIC, a NIC whose
  * IRQs are only in /proc/interrupts, and a serial port.
  */
@@ -240,15 +263,9 @@ static void build_tree(const char *t, bool pseudo)
 	}
 
 	/* eth0: virtio0 on PCI 0000:00:02.0 with MSI-X 24-26 */
-	mkdir_p("%s/sys/devices/pci0000:00/0000:00:02.0/msi_irqs/24", t);
-	mkdir_p("%s/sys/devices/pci0000:00/0000:00:02.0/msi_irqs/25", t);
-	mkdir_p("%s/sys/devices/pci0000:00/0000:00:02.0/msi_irqs/26", t);
+	fake_virtio_nic(t, "0000:00:02.0", 0, "eth0", 24, "1000\n");
 	put("11\n", "%s/sys/devices/pci0000:00/0000:00:02.0/irq", t);
-	put("0\n", "%s/sys/devices/pci0000:00/0000:00:02.0/virtio0/power/nosleep", t);
 	put("0\n", "%s/sys/devices/pci0000:00/0000:00:02.0/power/nosleep", t);
-	put("1000\n", "%s/sys/devices/pci0000:00/0000:00:02.0/virtio0/net/eth0/statistics/rx_packets", t);
-	link_to("../../../virtio0", "%s/sys/devices/pci0000:00/0000:00:02.0/virtio0/net/eth0/device", t);
-	link_to("../../devices/pci0000:00/0000:00:02.0/virtio0/net/eth0", "%s/sys/class/net/eth0", t);
 
 	/* eth1: legacy PCI NIC, irq file only (empty msi_irqs) */
 	mkdir_p("%s/sys/devices/pci0000:00/0000:00:03.0/msi_irqs", t);
@@ -722,13 +739,7 @@ static void build_bond_tree(const char *t)
 		 interrupts_virtio, more_irqs, nmi);
 	put(irqs, "%s/proc/interrupts", t);
 
-	mkdir_p("%s/sys/devices/pci0000:00/0000:00:04.0/msi_irqs/30", t);
-	mkdir_p("%s/sys/devices/pci0000:00/0000:00:04.0/msi_irqs/31", t);
-	mkdir_p("%s/sys/devices/pci0000:00/0000:00:04.0/msi_irqs/32", t);
-	put("0\n", "%s/sys/devices/pci0000:00/0000:00:04.0/virtio2/power/nosleep", t);
-	put("300\n", "%s/sys/devices/pci0000:00/0000:00:04.0/virtio2/net/eth3/statistics/rx_packets", t);
-	link_to("../../../virtio2", "%s/sys/devices/pci0000:00/0000:00:04.0/virtio2/net/eth3/device", t);
-	link_to("../../devices/pci0000:00/0000:00:04.0/virtio2/net/eth3", "%s/sys/class/net/eth3", t);
+	fake_virtio_nic(t, "0000:00:04.0", 2, "eth3", 30, "300\n");
 
 	put("50\n", "%s/sys/devices/virtual/net/bond0/statistics/rx_packets", t);
 	link_to("../../../pci0000:00/0000:00:02.0/virtio0/net/eth0", "%s/sys/devices/virtual/net/bond0/lower_eth0", t);

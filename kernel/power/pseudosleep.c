@@ -263,21 +263,19 @@ void pseudosleep_release_devices(void)
  */
 void pseudosleep_end(int error)
 {
-	u64 irqs = nap_irqs;
-
 	pseudosleep_times.end = now();
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
-	/* A pm_test run stops before the CPUs idle: no nap, no abort. */
-	if (!error && pm_test_level != TEST_NONE)
-		return;
 	if (error) {
 		pseudosleep_stats_abort();
 		return;
 	}
+	/* A pm_test run stops before the CPUs idle: no nap, no abort. */
+	if (pm_test_level != TEST_NONE)
+		return;
 	if (!pseudosleep_times.irq)	/* ended by a wakeup not of ours */
 		pseudosleep_times.irq = pseudosleep_times.woken;
 	/* All but the interrupt that ended the nap. */
-	pseudosleep_stats_nap(irqs ? irqs - 1 : 0);
+	pseudosleep_stats_nap(nap_irqs ? nap_irqs - 1 : 0);
 }
 
 static int __init pseudosleep_init(void)

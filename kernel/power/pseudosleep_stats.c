@@ -78,8 +78,7 @@ void pseudosleep_stats_abort(void)
 {
 	spin_lock(&stats_lock);
 	stats.aborted_naps++;
-	if (wake_irq())
-		stats.last_wake_irq = wake_irq();
+	stats.last_wake_irq = wake_irq() ?: stats.last_wake_irq;
 	spin_unlock(&stats_lock);
 }
 

@@ -962,13 +962,14 @@ def napd_session(gaps, setup=""):
 
 
 def napd_verdict(n, res, what):
-    """The common checks of a napd_session() result."""
+    """The common checks of a napd_session() result: (status, detail,
+    console), the detail with the response times' median and maximum."""
     answered, lost, times, stats, status, restored, console = res
-    times = sorted(times)
-    med = times[len(times) // 2] * 1e3 if times else 0
+    times = sorted(times) or [0.0]
     naps = stats.get("naps", 0)
-    detail = "%d/%d answered, %d lost, %d naps, median %.1f ms" % (
-        answered, n, lost, naps, med)
+    detail = "%d/%d answered, %d lost, %d naps, median %.1f ms, max " \
+        "%.1f ms" % (answered, n, lost, naps,
+                     times[len(times) // 2] * 1e3, times[-1] * 1e3)
     if lost or answered != n:
         return "failed", detail, console
     if status != "0":
@@ -978,7 +979,7 @@ def napd_verdict(n, res, what):
             what, console
     if restored != "yes":
         return "failed", detail + "; settings not restored", console
-    return None
+    return "passed", detail + "; settings restored", console
 
 
 def t_napd_requests():
@@ -988,13 +989,7 @@ def t_napd_requests():
     import random
     rnd = random.Random(20261121)
     res = napd_session([rnd.uniform(0.001, 0.300) for _ in range(200)])
-    bad = napd_verdict(200, res, 1)
-    if bad:
-        return bad
-    answered, lost, times, stats = res[:4]
-    return "passed", "%d/200 answered, %d lost, %d naps, median %.1f ms; " \
-        "settings restored" % (answered, lost, stats.get("naps", 0),
-                               sorted(times)[len(times) // 2] * 1e3), res[6]
+    return napd_verdict(200, res, 1)
 
 
 # NAPI deferral on the kept NIC, as servers are tuned: the NIC's interrupt
@@ -1019,19 +1014,15 @@ def t_napd_napi_defer():
     naps: three in four within 100 ms and none after 1 s."""
     gaps = [g for _ in range(NAPI_PAIRS) for g in (0.0, 0.4)]
     res = napd_session(gaps, NAPI_SETUP)
-    bad = napd_verdict(len(gaps), res, 50)
-    if bad:
-        return bad
-    answered, lost, times, stats = res[:4]
-    times = sorted(times)
-    detail = "%d/%d answered, %d naps, median %.1f ms, max %.1f ms" % (
-        answered, len(gaps), stats.get("naps", 0),
-        times[len(times) // 2] * 1e3, times[-1] * 1e3)
+    status, detail, console = napd_verdict(len(gaps), res, 50)
+    if status != "passed":
+        return status, detail, console
+    times = res[2]
     late = sum(1 for t in times if t > NAPI_LATE_S)
     detail += ", %d above %.0f ms" % (late, NAPI_LATE_S * 1e3)
-    if late > NAPI_LATE_SHARE * len(times) or times[-1] > NAPI_MAX_S:
-        return "failed", detail, res[6]
-    return "passed", detail, res[6]
+    if late > NAPI_LATE_SHARE * len(times) or max(times) > NAPI_MAX_S:
+        return "failed", detail, console
+    return "passed", detail, console
 
 
 HOST_TESTS.append(("napd: 200 requests at random gaps, none lost, "

@@ -404,12 +404,12 @@ def run(ctx):
                 ["run", "nap", "phase", "device", "driver", "ms"])
     C.write_csv(ctx.path("quiet_nap.csv"), quiet_rows,
                 ["run", "kind", "source", "count", "nap_s", "per_s"])
-    defer_rows = [q for r in runs for q in r.pop("quiet", [])]
-    C.write_csv(ctx.path("quiet_defer.csv"), defer_rows,
+    window_rows = [q for r in runs for q in r.pop("quiet", [])]
+    C.write_csv(ctx.path("quiet_defer.csv"), window_rows,
                 ["run", "mode", "rcu_nocbs", "secs", "irqs", "per_s",
                  "wakeups"])
     for d, nocbs in QUIET_MODES:
-        w = defer_summary(defer_rows, d, "per_s", nocbs)
+        w = window_summary(window_rows, d, "per_s", nocbs)
         C.say("  quiet, %s%s: %s interrupts/s "
               "(median of %d windows, %s..%s)" % (
                   d, ", rcu_nocbs=" + nocbs if nocbs else "",
@@ -436,7 +436,7 @@ def run(ctx):
     return {"name": "breakdown", "window": window,
             "settle_s": 0 if ctx.quick else SETTLE_S, "runs": runs,
             "phases": ph_rows, "devices": dev_rows, "quiet": quiet_rows,
-            "defer": defer_rows, "profile": profile}
+            "defer": window_rows, "profile": profile}
 
 
 # --- summaries for the report and the plot ---------------------------------
@@ -479,7 +479,7 @@ def device_summary(res, nap="nic", top=12):
     return sorted(rows, key=lambda x: -x[3])[:top], len(per)
 
 
-def defer_summary(rows, mode, key, nocbs=""):
+def window_summary(rows, mode, key, nocbs=""):
     """C.summary() of `key` over the quiet windows of this mode (nap or
     awake) and rcu_nocbs= (rows of earlier runs, with timer_defer_ms
     instead of a mode, have none)."""
@@ -674,8 +674,8 @@ def report_md(res, figs, fig_md):
                        else "right after boot"))
         trows = []
         for d, nocbs in QUIET_MODES:
-            w = defer_summary(defer, d, "per_s", nocbs)
-            i = defer_summary(defer, d, "irqs", nocbs)
+            w = window_summary(defer, d, "per_s", nocbs)
+            i = window_summary(defer, d, "irqs", nocbs)
             if not w["n"]:
                 continue
             trows.append("| %s | %s | %d | %s [%s..%s] | %s |" % (

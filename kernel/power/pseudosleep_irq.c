@@ -29,6 +29,7 @@
 #include <linux/sysfs.h>
 #include <linux/timekeeping.h>
 
+#include "power.h"
 #include "pseudosleep.h"
 
 struct pseudosleep_irqs {

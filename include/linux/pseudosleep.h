@@ -26,24 +26,10 @@ enum pseudosleep_phase {
 
 #ifdef CONFIG_PM_PSEUDOSLEEP
 
-DECLARE_STATIC_KEY_FALSE(pseudosleep_irq_key);
 extern enum pseudosleep_phase pseudosleep_phase;
 extern struct device_attribute dev_attr_nosleep;
 
-void __pseudosleep_note_irq(unsigned int irq);
-
-/**
- * pseudosleep_note_irq - check an interrupt against the armed wake IRQs
- * @irq: Linux IRQ number being accounted
- *
- * Called where kernel/irq updates the IRQ statistics.  With no wake IRQ
- * armed this is one patched-out branch.
- */
-static inline void pseudosleep_note_irq(unsigned int irq)
-{
-	if (static_branch_unlikely(&pseudosleep_irq_key))
-		__pseudosleep_note_irq(irq);
-}
+bool pseudosleep_irq_hit(unsigned int irq);
 
 /**
  * pseudosleep_in_progress - true from the start to the end of a nap attempt
@@ -101,7 +87,7 @@ static inline void pseudosleep_alarm_fired(void)
 
 #else /* !CONFIG_PM_PSEUDOSLEEP */
 
-static inline void pseudosleep_note_irq(unsigned int irq) { }
+static inline bool pseudosleep_irq_hit(unsigned int irq) { return false; }
 static inline void pseudosleep_sock_readable(struct sock *sk) { }
 static inline bool pseudosleep_in_progress(void) { return false; }
 #ifdef CONFIG_SUSPEND

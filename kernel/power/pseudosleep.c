@@ -25,6 +25,7 @@
 
 #include <linux/cpumask.h>
 #include <linux/init.h>
+#include <linux/interrupt.h>
 #include <linux/kernel_stat.h>
 #include <linux/moduleparam.h>
 #include <linux/pm.h>
@@ -212,6 +213,8 @@ void pseudosleep_begin(void)
 	pseudosleep_wake_reset();
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_ENTERING);
 	smp_mb();	/* phase before any check of the armed IRQs' record */
+	/* Without the wakeup_count handshake the lines are not armed yet. */
+	irq_wake_handled_arm();
 }
 
 /**

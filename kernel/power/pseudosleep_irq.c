@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Pseudo-sleep wake IRQs: /sys/power/wake_irq and the check made where
- * kernel/irq accounts every interrupt.
+ * Pseudo-sleep wake IRQs: /sys/power/wake_irq and what genirq reports.
  *
  * Only the IRQs armed here end a nap; any other interrupt runs its handler
- * and the CPUs halt again.  While "pseudo" is the selected mem_sleep state,
- * the first armed IRQ after each read of /sys/power/wakeup_count counts as
+ * and the CPUs halt again.  The record of what is armed is genirq's own:
+ * each IRQ written to wake_irq is marked IRQD_WAKEUP_HANDLED
+ * (irq_set_wake_handled()), and the mark goes with the line's last handler.
+ * A marked line is armed (IRQD_WAKEUP_ARMED) when the wakeup_count is read
+ * with "pseudo" selected, when a nap starts and when suspend_device_irqs()
+ * keeps it on; its next interrupt is reported here by the flow handler's
+ * wakeup check and the handler runs.  An unarmed line costs nothing.
+ *
+ * The first armed IRQ after each read of /sys/power/wakeup_count counts as
  * a wakeup event, so the handshake of a napping daemon refuses to nap once
- * a request has arrived after the count was read.  Further interrupts cost
- * a few loads, a store and a barrier until the count is read again.  With
- * wake_on=task the IRQ's work for user space takes the IRQ's place, in the
- * handshake and in every phase of the nap (pseudosleep_task.c).
+ * a request has arrived after the count was read.  With wake_on=task the
+ * IRQ's work for user space takes the IRQ's place, in the handshake and in
+ * every phase of the nap (pseudosleep_task.c).
  */
 
 #define pr_fmt(fmt) "pseudosleep: " fmt
@@ -19,10 +24,11 @@
 #include <linux/cpu.h>
 #include <linux/interrupt.h>
 #include <linux/irq_work.h>
+#include <linux/irq.h>
 #include <linux/irqnr.h>
 #include <linux/kobject.h>
+#include <linux/mutex.h>
 #include <linux/pm_wakeup.h>
-#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/suspend.h>
@@ -32,14 +38,7 @@
 #include "power.h"
 #include "pseudosleep.h"
 
-struct pseudosleep_irqs {
-	struct rcu_head rcu;
-	unsigned int nbits;
-	unsigned long bits[];
-};
-
-DEFINE_STATIC_KEY_FALSE(pseudosleep_irq_key);
-static struct pseudosleep_irqs __rcu *pseudosleep_armed;
+/* Serializes changes of the marks made through wake_irq. */
 static DEFINE_MUTEX(pseudosleep_armed_lock);
 
 static struct wakeup_source *pseudosleep_ws;
@@ -79,37 +78,33 @@ int pseudosleep_parse_irqs(const char *buf, unsigned long *bits,
 	return 0;
 }
 
-/* Callers hold an RCU read lock or run with interrupts off. */
-static bool armed_test(const struct pseudosleep_irqs *armed, unsigned int irq)
-{
-	return armed && irq < armed->nbits && test_bit(irq, armed->bits);
-}
-
+/**
+ * pseudosleep_irq_armed - is an IRQ one of the wake IRQs
+ * @irq: Linux IRQ number
+ *
+ * Return: true if @irq is marked wake-handled (written to wake_irq).
+ */
 bool pseudosleep_irq_armed(unsigned int irq)
 {
-	bool ret;
+	struct irq_data *d = irq_get_irq_data(irq);
 
-	rcu_read_lock();
-	ret = armed_test(rcu_dereference(pseudosleep_armed), irq);
-	rcu_read_unlock();
-	return ret;
+	return d && irqd_is_wakeup_handled(d);
 }
 
 /* Copy the armed set into @bits (cleared first); returns how many. */
 int pseudosleep_copy_armed(unsigned long *bits, unsigned int nbits)
 {
-	struct pseudosleep_irqs *armed;
+	unsigned int irq;
 	int n = 0;
 
 	bitmap_zero(bits, nbits);
-	mutex_lock(&pseudosleep_armed_lock);
-	armed = rcu_dereference_protected(pseudosleep_armed,
-					  lockdep_is_held(&pseudosleep_armed_lock));
-	if (armed) {
-		bitmap_copy(bits, armed->bits, min(nbits, armed->nbits));
-		n = bitmap_weight(bits, nbits);
+	guard(mutex)(&pseudosleep_armed_lock);
+	for_each_active_irq(irq) {
+		if (irq < nbits && pseudosleep_irq_armed(irq)) {
+			__set_bit(irq, bits);
+			n++;
+		}
 	}
-	mutex_unlock(&pseudosleep_armed_lock);
 	return n;
 }
 
@@ -192,6 +187,7 @@ void pseudosleep_count_read_end(void)
 		WRITE_ONCE(pseudosleep_report_armed, 0);
 		return;
 	}
+	irq_wake_handled_arm();
 	WRITE_ONCE(pseudosleep_report_armed, 1);
 	smp_mb();	/* pairs with smp_mb() in pseudosleep_note_event() */
 	if (READ_ONCE(pseudosleep_event_seen) &&
@@ -220,11 +216,19 @@ void pseudosleep_note_event(void)
 		irq_work_queue(&pseudosleep_event_work);
 }
 
-/* The check made for every interrupt while some IRQ is armed. */
-void __pseudosleep_note_irq(unsigned int irq)
+/**
+ * pseudosleep_irq_hit - an armed wake IRQ fired
+ * @irq: Linux IRQ number
+ *
+ * Called by genirq's wakeup check (irq_pm_check_wakeup()) for an armed
+ * IRQD_WAKEUP_HANDLED line, in hard IRQ context under the irq_desc lock,
+ * before the handler runs.
+ *
+ * Return: true to keep the line armed for its next interrupt: with
+ * wake_on=task while the CPUs halt, to count the armed IRQs they serve.
+ */
+bool pseudosleep_irq_hit(unsigned int irq)
 {
-	if (!pseudosleep_irq_armed(irq))
-		return;
 	WRITE_ONCE(pseudosleep_seen_irq, irq);
 	/*
 	 * wake_on=task: in every phase the IRQ's work decides
@@ -232,11 +236,12 @@ void __pseudosleep_note_irq(unsigned int irq)
 	 */
 	if (pseudosleep_wake_on_task()) {
 		pseudosleep_task_note_irq();
-		return;
+		return READ_ONCE(pseudosleep_phase) == PSEUDOSLEEP_NAPPING;
 	}
 	pseudosleep_note_event();
 	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_IDLE)
 		pseudosleep_wake(irq);
+	return false;
 }
 
 /* wake_on=task: an armed IRQ's work is for a user socket. */
@@ -258,52 +263,69 @@ static bool irq_usable(unsigned int irq)
 	return irq_has_action(irq);
 }
 
+/* Mark or unmark every active IRQ as @bits says; 0 or the first error. */
+static int mark_irqs(const unsigned long *bits, unsigned int nbits, bool on)
+{
+	unsigned int irq;
+	int ret;
+
+	for_each_active_irq(irq) {
+		if ((irq < nbits && test_bit(irq, bits)) != on ||
+		    pseudosleep_irq_armed(irq) == on)
+			continue;
+		ret = irq_set_wake_handled(irq, on);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /**
  * pseudosleep_arm - replace the set of armed wake IRQs
  * @bits: the new set, already checked; empty disarms
  * @nbits: size of @bits
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0, or -EINVAL if an IRQ lost its handler meanwhile (then the
+ * set is what it was, but for IRQs that lost theirs).
  */
 int pseudosleep_arm(const unsigned long *bits, unsigned int nbits)
 {
-	struct pseudosleep_irqs *new = NULL, *old;
+	unsigned long *old;
+	int ret;
 
-	if (!bitmap_empty(bits, nbits)) {
-		new = kzalloc(struct_size(new, bits, BITS_TO_LONGS(nbits)),
-			      GFP_KERNEL);
-		if (!new)
-			return -ENOMEM;
-		new->nbits = nbits;
-		bitmap_copy(new->bits, bits, nbits);
-	}
+	old = bitmap_zalloc(nr_irqs, GFP_KERNEL);
+	if (!old)
+		return -ENOMEM;
+	pseudosleep_copy_armed(old, nr_irqs);
 	mutex_lock(&pseudosleep_armed_lock);
-	/* Publish before the key turns on; turn the key off before freeing. */
-	old = rcu_replace_pointer(pseudosleep_armed, new,
-				  lockdep_is_held(&pseudosleep_armed_lock));
-	if (new)
-		static_branch_enable(&pseudosleep_irq_key);
-	else
-		static_branch_disable(&pseudosleep_irq_key);
+	ret = mark_irqs(bits, nbits, true);
+	if (ret) {
+		mark_irqs(old, nr_irqs, false);	/* unmark what is not in @old */
+		mark_irqs(old, nr_irqs, true);
+	} else {
+		mark_irqs(bits, nbits, false);
+	}
 	mutex_unlock(&pseudosleep_armed_lock);
-	if (old)
-		kfree_rcu(old, rcu);
-	return 0;
+	bitmap_free(old);
+	return ret;
 }
 
+/* genirq's marks are the record: an IRQ whose handler went is gone. */
 static ssize_t wake_irq_show(struct kobject *kobj, struct kobj_attribute *attr,
 			     char *buf)
 {
-	struct pseudosleep_irqs *armed;
+	unsigned int nbits = nr_irqs;
+	unsigned long *bits;
 	ssize_t ret;
 
-	rcu_read_lock();
-	armed = rcu_dereference(pseudosleep_armed);
-	if (armed)
-		ret = sysfs_emit(buf, "%*pbl\n", armed->nbits, armed->bits);
+	bits = bitmap_zalloc(nbits, GFP_KERNEL);
+	if (!bits)
+		return -ENOMEM;
+	if (pseudosleep_copy_armed(bits, nbits))
+		ret = sysfs_emit(buf, "%*pbl\n", nbits, bits);
 	else
 		ret = sysfs_emit(buf, "\n");
-	rcu_read_unlock();
+	bitmap_free(bits);
 	return ret;
 }
 

@@ -8,6 +8,7 @@
  */
 
 #include <linux/init.h>
+#include <linux/interrupt.h>
 #include <linux/kobject.h>
 #include <linux/spinlock.h>
 #include <linux/stddef.h>
@@ -124,7 +125,16 @@ static struct stat_file stat_files[] = {
 	STAT_FILE(exit_thaw_ns),
 };
 
-static struct attribute *stat_attrs[ARRAY_SIZE(stat_files) + 1];
+/* Wake IRQs whose mark went with their handler (vectors reallocated). */
+static ssize_t wake_irq_dropped_show(struct kobject *kobj,
+				     struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lu\n", irq_wake_handled_dropped());
+}
+
+static struct kobj_attribute wake_irq_dropped_attr = __ATTR_RO(wake_irq_dropped);
+
+static struct attribute *stat_attrs[ARRAY_SIZE(stat_files) + 2];
 
 static const struct attribute_group stat_group = {
 	.name = "pseudosleep",
@@ -137,5 +147,6 @@ int __init pseudosleep_stats_init(void)
 
 	for (i = 0; i < ARRAY_SIZE(stat_files); i++)
 		stat_attrs[i] = &stat_files[i].attr.attr;
+	stat_attrs[i] = &wake_irq_dropped_attr.attr;
 	return sysfs_create_group(power_kobj, &stat_group);
 }

@@ -8,10 +8,13 @@
 
 #include <kunit/device.h>
 #include <kunit/platform_device.h>
+#include <kunit/test-bug.h>
 #include <kunit/test.h>
 #include <linux/bitmap.h>
 #include <linux/delay.h>
 #include <linux/device.h>
+#include <linux/interrupt.h>
+#include <linux/irq.h>
 #include <linux/irqdomain.h>
 #include <linux/platform_device.h>
 #include <linux/property.h>
@@ -103,68 +106,164 @@ static void parse_bool(struct kunit *test)
 }
 
 /*
- * Arm IRQ 5 and feed interrupts to the statistics hook the way kernel/irq
- * does, in each phase of a nap.  IRQ 5 is not raised for real: the hook is
- * called directly, so the test does not depend on any device.
+ * Real interrupt lines for the tests: descriptors of our own on genirq's
+ * dummy chip, with a handler that counts, raised with
+ * generic_handle_irq_safe() as a demultiplexing driver raises its
+ * children's.  The flow handler runs genirq's wakeup check as for a
+ * device's interrupt, so what is tested is the path a NIC's takes.
  */
-static void note_irq(unsigned int irq)
-{
-	unsigned long flags;
+struct wake_line {
+	unsigned int irq;
+	atomic_t handled;
+};
 
-	local_irq_save(flags);
-	pseudosleep_note_irq(irq);
-	local_irq_restore(flags);
+static irqreturn_t count_handler(int irq, void *data)
+{
+	struct wake_line *t = data;
+
+	atomic_inc(&t->handled);
+	return IRQ_HANDLED;
+}
+
+static void free_wake_line(void *data)
+{
+	struct wake_line *t = data;
+
+	irq_set_wake_handled(t->irq, false);
+	if (irq_has_action(t->irq))
+		free_irq(t->irq, t);
+	irq_free_desc(t->irq);
+}
+
+static struct wake_line *wake_line(struct kunit *test)
+{
+	struct wake_line *t;
+	int irq;
+
+	t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	irq = irq_alloc_desc(NUMA_NO_NODE);
+	KUNIT_ASSERT_GE(test, irq, 0);
+	t->irq = irq;
+	irq_set_chip_and_handler(irq, &dummy_irq_chip, handle_simple_irq);
+	KUNIT_ASSERT_EQ(test, request_irq(irq, count_handler, 0,
+					  "pseudosleep-kunit", t), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, free_wake_line, t),
+			0);
+	return t;
+}
+
+static void raise_irq(struct wake_line *t)
+{
+	KUNIT_ASSERT_EQ(kunit_get_current_test(), generic_handle_irq_safe(t->irq),
+			0);
+}
+
+static bool line_armed(struct wake_line *t)
+{
+	return irqd_is_wakeup_armed(irq_get_irq_data(t->irq));
+}
+
+/* A bitmap as large as the IRQ space, freed with the test. */
+static unsigned long *irq_bitmap(struct kunit *test)
+{
+	unsigned long *bits;
+
+	bits = kunit_kcalloc(test, BITS_TO_LONGS(nr_irqs), sizeof(long),
+			     GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, bits);
+	return bits;
 }
 
 static void arm_and_record(struct kunit *test)
 {
-	DECLARE_BITMAP(bits, NBITS);
-	DECLARE_BITMAP(saved, NBITS);
+	struct wake_line *a = wake_line(test), *b = wake_line(test);
+	unsigned long *bits = irq_bitmap(test), *saved = irq_bitmap(test);
 
-	pseudosleep_copy_armed(saved, NBITS);
-	bitmap_zero(bits, NBITS);
-	__set_bit(5, bits);
-	KUNIT_ASSERT_EQ(test, pseudosleep_arm(bits, NBITS), 0);
-	KUNIT_EXPECT_TRUE(test, static_key_enabled(&pseudosleep_irq_key));
-	KUNIT_EXPECT_TRUE(test, pseudosleep_irq_armed(5));
-	KUNIT_EXPECT_FALSE(test, pseudosleep_irq_armed(6));
-	KUNIT_EXPECT_FALSE(test, pseudosleep_irq_armed(NBITS + 1));
+	pseudosleep_copy_armed(saved, nr_irqs);
+	__set_bit(a->irq, bits);
+	KUNIT_ASSERT_EQ(test, pseudosleep_arm(bits, nr_irqs), 0);
+	KUNIT_EXPECT_TRUE(test, pseudosleep_irq_armed(a->irq));
+	KUNIT_EXPECT_FALSE(test, pseudosleep_irq_armed(b->irq));
+	KUNIT_EXPECT_FALSE(test, line_armed(a));
 
-	/* Awake: an armed IRQ is only a wakeup event, no nap to end. */
+	/* Marked but not armed: the handler runs, nothing is recorded. */
 	pseudosleep_wake_reset();
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
-	note_irq(5);
+	raise_irq(a);
+	KUNIT_EXPECT_EQ(test, atomic_read(&a->handled), 1);
 	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
 
-	/* Entering: a non-armed IRQ is ignored, an armed one is recorded. */
-	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_ENTERING);
-	note_irq(6);
+	/* Armed, awake: a wakeup event only; the line disarms. */
+	KUNIT_EXPECT_GE(test, irq_wake_handled_arm(), 1u);
+	KUNIT_EXPECT_TRUE(test, line_armed(a));
+	KUNIT_EXPECT_FALSE(test, line_armed(b));
+	raise_irq(a);
+	KUNIT_EXPECT_EQ(test, atomic_read(&a->handled), 2);
 	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
-	note_irq(5);
+	KUNIT_EXPECT_FALSE(test, line_armed(a));
+
+	/* Entering: another IRQ is served, the armed one is recorded too. */
+	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_ENTERING);
+	irq_wake_handled_arm();
+	raise_irq(b);
+	KUNIT_EXPECT_EQ(test, atomic_read(&b->handled), 1);
+	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
+	raise_irq(a);
+	KUNIT_EXPECT_EQ(test, atomic_read(&a->handled), 3);
 	KUNIT_EXPECT_TRUE(test, pseudosleep_woken());
-	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), 5u);
+	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), a->irq);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(pseudosleep_phase),
 			PSEUDOSLEEP_ENTERING);
 
-	/* Napping: the armed IRQ ends the nap; the first one is kept. */
+	/* Napping: the armed IRQ ends the nap; every interrupt is served. */
 	pseudosleep_wake_reset();
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_NAPPING);
-	note_irq(6);
+	irq_wake_handled_arm();
+	raise_irq(b);
 	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
-	note_irq(5);
-	note_irq(7);
+	raise_irq(a);
+	raise_irq(a);
+	KUNIT_EXPECT_EQ(test, atomic_read(&a->handled), 5);
+	KUNIT_EXPECT_EQ(test, atomic_read(&b->handled), 2);
 	KUNIT_EXPECT_TRUE(test, pseudosleep_woken());
-	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), 5u);
+	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), a->irq);
 
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
 	pseudosleep_wake_reset();
 
-	/* Disarming turns the hook off. */
-	bitmap_zero(bits, NBITS);
-	KUNIT_EXPECT_EQ(test, pseudosleep_arm(bits, NBITS), 0);
-	KUNIT_EXPECT_FALSE(test, static_key_enabled(&pseudosleep_irq_key));
-	KUNIT_EXPECT_FALSE(test, pseudosleep_irq_armed(5));
-	pseudosleep_arm(saved, NBITS);
+	/* Disarming removes the mark. */
+	bitmap_zero(bits, nr_irqs);
+	KUNIT_EXPECT_EQ(test, pseudosleep_arm(bits, nr_irqs), 0);
+	KUNIT_EXPECT_FALSE(test, pseudosleep_irq_armed(a->irq));
+	pseudosleep_arm(saved, nr_irqs);
+}
+
+/*
+ * The arm belongs to the handler: freeing the line's last handler (a
+ * driver reallocating its vectors) drops the mark and counts it, and a new
+ * handler on the same number is not armed.  A line without a handler
+ * cannot be marked.
+ */
+static void mark_goes_with_handler(struct kunit *test)
+{
+	struct wake_line *a = wake_line(test);
+	unsigned long dropped = irq_wake_handled_dropped();
+
+	KUNIT_ASSERT_EQ(test, irq_set_wake_handled(a->irq, true), 0);
+	irq_wake_handled_arm();
+	free_irq(a->irq, a);
+	KUNIT_EXPECT_FALSE(test, pseudosleep_irq_armed(a->irq));
+	KUNIT_EXPECT_FALSE(test, line_armed(a));
+	KUNIT_EXPECT_EQ(test, irq_wake_handled_dropped(), dropped + 1);
+	KUNIT_EXPECT_EQ(test, irq_set_wake_handled(a->irq, true), -EINVAL);
+
+	KUNIT_ASSERT_EQ(test, request_irq(a->irq, count_handler, 0,
+					  "pseudosleep-kunit", a), 0);
+	KUNIT_EXPECT_FALSE(test, pseudosleep_irq_armed(a->irq));
+	raise_irq(a);
+	KUNIT_EXPECT_EQ(test, atomic_read(&a->handled), 1);
+	KUNIT_EXPECT_EQ(test, irq_wake_handled_dropped(), dropped + 1);
 }
 
 /*
@@ -182,8 +281,8 @@ static bool woken_after(int ms)
 
 static void wake_on_task(struct kunit *test)
 {
-	DECLARE_BITMAP(bits, NBITS);
-	DECLARE_BITMAP(saved, NBITS);
+	struct wake_line *a = wake_line(test);
+	unsigned long *bits = irq_bitmap(test), *saved = irq_bitmap(test);
 	struct sock *user, *kern, *local;
 	suspend_state_t saved_mem_sleep;
 	bool saved_pseudo;
@@ -202,10 +301,9 @@ static void wake_on_task(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pseudosleep_set_wake_on("nap"), -EINVAL);
 	KUNIT_ASSERT_EQ(test, pseudosleep_set_wake_on("task\n"), 0);
 	KUNIT_EXPECT_TRUE(test, static_key_enabled(&pseudosleep_task_key));
-	pseudosleep_copy_armed(saved, NBITS);
-	bitmap_zero(bits, NBITS);
-	__set_bit(5, bits);
-	KUNIT_ASSERT_EQ(test, pseudosleep_arm(bits, NBITS), 0);
+	pseudosleep_copy_armed(saved, nr_irqs);
+	__set_bit(a->irq, bits);
+	KUNIT_ASSERT_EQ(test, pseudosleep_arm(bits, nr_irqs), 0);
 
 	/* No armed IRQ since the count was read: not the work of one. */
 	pseudosleep_count_read_begin();
@@ -214,8 +312,10 @@ static void wake_on_task(struct kunit *test)
 	pseudosleep_sock_readable(user);
 	KUNIT_EXPECT_FALSE(test, woken_after(20));
 
-	/* The armed IRQ is served, the CPUs halt again. */
-	note_irq(5);
+	/* The armed IRQ is served, the CPUs halt again; it stays armed. */
+	irq_wake_handled_arm();
+	raise_irq(a);
+	KUNIT_EXPECT_TRUE(test, line_armed(a));
 	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
 	KUNIT_EXPECT_EQ(test, pseudosleep_task_armed_irqs(), 1u);
 	KUNIT_EXPECT_FALSE(test, woken_after(20));
@@ -229,7 +329,7 @@ static void wake_on_task(struct kunit *test)
 	/* A user socket's ends the nap, with the armed IRQ as its cause. */
 	pseudosleep_sock_readable(user);
 	KUNIT_EXPECT_TRUE(test, woken_after(1000));
-	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), 5u);
+	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), a->irq);
 
 	/*
 	 * During entry too, the armed IRQ alone ends nothing (noise while the
@@ -242,13 +342,15 @@ static void wake_on_task(struct kunit *test)
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_ENTERING);
 	pseudosleep_sock_readable(user);
 	KUNIT_EXPECT_FALSE(test, woken_after(20));
-	note_irq(5);
+	irq_wake_handled_arm();
+	raise_irq(a);
 	KUNIT_EXPECT_FALSE(test, woken_after(20));
+	KUNIT_EXPECT_FALSE(test, line_armed(a));
 	pseudosleep_sock_readable(kern);
 	KUNIT_EXPECT_FALSE(test, woken_after(20));
 	pseudosleep_sock_readable(user);
 	KUNIT_EXPECT_TRUE(test, woken_after(1000));
-	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), 5u);
+	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), a->irq);
 
 	/*
 	 * The handshake, awake: after a count read the armed IRQ is no
@@ -263,7 +365,8 @@ static void wake_on_task(struct kunit *test)
 	pseudosleep_count_read_begin();
 	pseudosleep_count_read_end();
 	events = pseudosleep_ws_events();
-	note_irq(5);
+	KUNIT_EXPECT_TRUE(test, line_armed(a));
+	raise_irq(a);
 	usleep_range(20000, 30000);
 	KUNIT_EXPECT_EQ(test, pseudosleep_ws_events(), events);
 	pseudosleep_sock_readable(local);
@@ -276,7 +379,8 @@ static void wake_on_task(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
 	/* Work between the sample and the end of the read: reported then. */
 	pseudosleep_count_read_begin();
-	note_irq(5);
+	irq_wake_handled_arm();
+	raise_irq(a);
 	pseudosleep_sock_readable(user);
 	usleep_range(20000, 30000);
 	KUNIT_EXPECT_EQ(test, pseudosleep_ws_events(), events + 1);
@@ -290,7 +394,7 @@ static void wake_on_task(struct kunit *test)
 	pseudosleep_wake_reset();
 	KUNIT_EXPECT_EQ(test, pseudosleep_set_wake_on("irq"), 0);
 	KUNIT_EXPECT_FALSE(test, static_key_enabled(&pseudosleep_task_key));
-	pseudosleep_arm(saved, NBITS);
+	pseudosleep_arm(saved, nr_irqs);
 }
 
 /*
@@ -300,19 +404,19 @@ static void wake_on_task(struct kunit *test)
  */
 static void woken_during_entry(struct kunit *test)
 {
-	DECLARE_BITMAP(bits, NBITS);
-	DECLARE_BITMAP(saved, NBITS);
+	struct wake_line *a = wake_line(test);
+	unsigned long *bits = irq_bitmap(test), *saved = irq_bitmap(test);
 	unsigned int flags;
 	bool console_kept = false;
 
-	pseudosleep_copy_armed(saved, NBITS);
-	bitmap_zero(bits, NBITS);
-	__set_bit(5, bits);
-	KUNIT_ASSERT_EQ(test, pseudosleep_arm(bits, NBITS), 0);
+	pseudosleep_copy_armed(saved, nr_irqs);
+	__set_bit(a->irq, bits);
+	KUNIT_ASSERT_EQ(test, pseudosleep_arm(bits, nr_irqs), 0);
 
 	flags = lock_system_sleep();
-	pseudosleep_begin();
-	note_irq(5);
+	pseudosleep_begin();	/* arms the line */
+	raise_irq(a);
+	KUNIT_EXPECT_EQ(test, atomic_read(&a->handled), 1);
 	KUNIT_EXPECT_EQ(test, pseudosleep_keep_devices(&console_kept), -EBUSY);
 	/* No device phase ran, no CPU was kicked. */
 	KUNIT_EXPECT_EQ(test, pseudosleep_times.suspended, 0);
@@ -610,6 +714,7 @@ static struct kunit_case pseudosleep_test_cases[] = {
 	KUNIT_CASE(parse_irqs_bad),
 	KUNIT_CASE(parse_bool),
 	KUNIT_CASE(arm_and_record),
+	KUNIT_CASE(mark_goes_with_handler),
 	KUNIT_CASE(woken_during_entry),
 	KUNIT_CASE(wake_on_task),
 	KUNIT_CASE(no_state_of_its_own),

@@ -235,6 +235,52 @@ def t_pseudo_http_wakes():
                              int(nap.group(3)) / 1e6), console
 
 
+def t_rearm_after_rebind():
+    """Arm the NIC, then unbind and bind its driver (it frees its IRQs and
+    requests new ones, as a vector reallocation does): the stale arms
+    leave wake_irq and are counted, and the NIC's new IRQs, armed again,
+    end a nap on a request."""
+    port = pslib.free_port()
+    g = pslib.Guest("s=/usr/share/pseudosleep; $s/nap-setup.sh nic && "
+                    "$s/nic-rebind.sh && $s/nap-setup.sh nic && "
+                    "$s/nap-once.sh 1", fwd=["%d:80" % port])
+    try:
+        before = g.wait_line(r"^NIC-IRQS (\S+)", 120)
+        unbound = g.wait_line(r"^UNBOUND wake_irq=(\S*) dropped=(\d+)", 60)
+        after = g.wait_line(r"^NIC-IRQS (\S+)", 60)
+        nap, answers = nap_with_requests("nic", port, g)
+        g.wait_line("NAPS-DONE", 60)
+    finally:
+        rc = g.finish()
+        console = g.console()
+        g.cleanup()
+    if not before or not unbound or not after:
+        return "failed", "setup or rebind did not finish (exit %d)" % rc, \
+            console
+    armed = before.group(1).split(",")
+    if unbound.group(1):
+        return "failed", "wake_irq still lists %s after the unbind" % \
+            unbound.group(1), console
+    if int(unbound.group(2)) != len(armed):
+        return "failed", "wake_irq_dropped is %s, %d IRQs were armed" % (
+            unbound.group(2), len(armed)), console
+    if "wake-handled mark dropped" not in console:
+        return "failed", "no log line for the dropped arms", console
+    if not nap or nap.group(1) != "ok":
+        return "failed", "no nap after re-arming", console
+    if nap.group(2) not in after.group(1).split(","):
+        return "failed", "woken by IRQ %s, the NIC now has %s" % (
+            nap.group(2), after.group(1)), console
+    lost = [a for a in answers if a[0] is None]
+    if lost or not answers:
+        return "failed", "%d of %d requests lost" % (len(lost), len(answers)), \
+            console
+    return "passed", "armed %s, %s dropped at unbind, re-armed %s, woken by " \
+        "IRQ %s, %d requests answered" % (before.group(1), unbound.group(2),
+                                          after.group(1), nap.group(2),
+                                          len(answers)), console
+
+
 def t_pseudo_unarmed_nic():
     """The NIC is awake but only the RTC is armed: a request during the nap
     is received by the NIC (its IRQ is served) but does not end the nap;
@@ -900,6 +946,8 @@ HOST_TESTS = [
      t_pseudo_http_wakes),
     ("pseudo: unarmed NIC IRQ is served without ending the nap",
      t_pseudo_unarmed_nic),
+    ("pseudo: arms dropped with the NIC's IRQs at unbind, re-armed after "
+     "bind, end a nap", t_rearm_after_rebind),
     ("pseudo: a 20 s nap raises no RCU stall, soft lockup or hung task",
      t_long_nap),
     ("pseudo: a 20 s nap raises no RCU stall with the stall timeout at "

@@ -24,6 +24,7 @@ static const char * const stat_files[] = {
 	"total_nap_ns", "last_nap_ns", "wake_latency_ns", "entry_sync_ns",
 	"entry_freeze_ns", "entry_suspend_devices_ns", "entry_cpu_halt_ns",
 	"exit_cpu_wake_ns", "exit_resume_devices_ns", "exit_thaw_ns",
+	"armed_irqs_slept", "wake_irq_dropped",
 };
 
 /* Two IRQs that have handlers: the RTC's and a virtio NIC's. */

@@ -66,8 +66,6 @@ int pseudosleep_keep_devices(bool *console_kept);
 void pseudosleep_release_devices(void);
 void pseudosleep_end(int error);
 bool pseudosleep_irq_kept(unsigned int irq);
-void pseudosleep_count_read_begin(void);
-void pseudosleep_count_read_end(void);
 bool pseudosleep_hide_nap(void);
 void pseudosleep_skip_mark(void);
 void pseudosleep_skip_unmark(void);
@@ -101,8 +99,6 @@ static inline int pseudosleep_keep_devices(bool *console_kept) { return 0; }
 static inline void pseudosleep_release_devices(void) { }
 static inline void pseudosleep_end(int error) { }
 static inline bool pseudosleep_irq_kept(unsigned int irq) { return false; }
-static inline void pseudosleep_count_read_begin(void) { }
-static inline void pseudosleep_count_read_end(void) { }
 static inline bool pseudosleep_hide_nap(void) { return false; }
 static inline void pseudosleep_skip_mark(void) { }
 static inline void pseudosleep_skip_unmark(void) { }

@@ -35,6 +35,8 @@ void pseudosleep_wake_reset(void);
 bool pseudosleep_woken(void);
 unsigned int pseudosleep_wake_irq(void);
 int pseudosleep_irq_init(void);
+int pseudosleep_report_arm(void);
+extern struct kobj_attribute pseudosleep_arm_attr;
 
 /* pseudosleep_task.c: wake on work (pseudosleep.wake_on=task) */
 bool pseudosleep_wake_on_task(void);

@@ -6,14 +6,16 @@
  * and the CPUs halt again.  The record of what is armed is genirq's own:
  * each IRQ written to wake_irq is marked IRQD_WAKEUP_HANDLED
  * (irq_set_wake_handled()), and the mark goes with the line's last handler.
- * A marked line is armed (IRQD_WAKEUP_ARMED) when the wakeup_count is read
- * with "pseudo" selected, when a nap starts and when suspend_device_irqs()
- * keeps it on; its next interrupt is reported here by the flow handler's
- * wakeup check and the handler runs.  An unarmed line costs nothing.
+ * A marked line is armed (IRQD_WAKEUP_ARMED) by the handshake's arm step
+ * (/sys/power/pseudosleep/arm), when a nap starts and when
+ * suspend_device_irqs() keeps it on; its next interrupt is reported here
+ * by the flow handler's wakeup check and the handler runs.  An unarmed
+ * line costs nothing.
  *
- * The first armed IRQ after each read of /sys/power/wakeup_count counts as
- * a wakeup event, so the handshake of a napping daemon refuses to nap once
- * a request has arrived after the count was read.  With wake_on=task the
+ * The first armed IRQ after each arm step counts as a wakeup event, so the
+ * wakeup_count handshake of a napping daemon (arm, check, read and write
+ * the count, sleep) refuses to nap once a request has arrived after the
+ * arm step.  Reading wakeup_count has no side effect.  With wake_on=task the
  * IRQ's work for user space takes the IRQ's place, in the handshake and in
  * every phase of the nap (pseudosleep_task.c).
  */
@@ -45,10 +47,10 @@ static struct wakeup_source *pseudosleep_ws;
 static atomic_t pseudosleep_woken_flag;
 static unsigned int pseudosleep_seen_irq;	/* last armed IRQ seen */
 static unsigned int pseudosleep_woken_irq;	/* the IRQ that ended the nap */
-/* The next armed IRQ is reported as a wakeup event (wakeup_count read). */
+/* The next armed IRQ is reported as a wakeup event (the arm step). */
 static int pseudosleep_report_armed;
 /*
- * Since pseudosleep_count_read_begin(): an armed IRQ arrived (wake_on=irq),
+ * Since the last arm step: an armed IRQ arrived (wake_on=irq),
  * or work for user space after one (wake_on=task).
  */
 static int pseudosleep_event_seen;
@@ -158,34 +160,26 @@ static void pseudosleep_event_fn(struct irq_work *work)
 static DEFINE_IRQ_WORK(pseudosleep_event_work, pseudosleep_event_fn);
 
 /**
- * pseudosleep_count_read_begin - /sys/power/wakeup_count is about to be read
+ * pseudosleep_report_arm - the handshake's arm step
  *
  * Forget the armed IRQs (and with wake_on=task their work) seen so far:
- * those arrived before the count is sampled.  Called before
- * pm_get_wakeup_count().  The handshake assumes one suspend manager: a
- * second reader's read forgets what the first one has not checked yet.
+ * the caller's check of its servers, which comes next, sees their
+ * requests.  With "pseudo" selected, arm the wake IRQs' lines and make the
+ * next armed IRQ (wake_on=task: the next work for a user socket after
+ * one) a wakeup event, so that a request arriving from now on makes the
+ * wakeup_count write, or the nap, fail.  One that came while arming is
+ * reported here.  The handshake assumes one suspend manager: a second
+ * one's arm forgets what the first one has not checked yet.
+ *
+ * Return: 0, or -EINVAL when "pseudo" is not selected (nothing is armed).
  */
-void pseudosleep_count_read_begin(void)
+int pseudosleep_report_arm(void)
 {
 	pseudosleep_task_forget_irqs();
 	WRITE_ONCE(pseudosleep_event_seen, 0);
-	smp_mb();	/* cleared before the count is sampled */
-}
-
-/**
- * pseudosleep_count_read_end - /sys/power/wakeup_count was read
- *
- * With "pseudo" selected, make the next armed IRQ (wake_on=task: the next
- * work for a user socket after one) a wakeup event, so that a request
- * arriving after the read makes the count write, or the nap, fail.  One
- * that came between the sample and this call is reported here.
- * Called after pm_get_wakeup_count() succeeded, in process context.
- */
-void pseudosleep_count_read_end(void)
-{
 	if (!pm_mem_sleep_pseudo()) {
 		WRITE_ONCE(pseudosleep_report_armed, 0);
-		return;
+		return -EINVAL;
 	}
 	irq_wake_handled_arm();
 	WRITE_ONCE(pseudosleep_report_armed, 1);
@@ -193,15 +187,30 @@ void pseudosleep_count_read_end(void)
 	if (READ_ONCE(pseudosleep_event_seen) &&
 	    xchg(&pseudosleep_report_armed, 0))
 		pm_wakeup_ws_event(pseudosleep_ws, 0, false);
+	return 0;
 }
+
+/* /sys/power/pseudosleep/arm: "1" is the arm step of the handshake. */
+static ssize_t arm_store(struct kobject *kobj, struct kobj_attribute *attr,
+			 const char *buf, size_t n)
+{
+	int ret;
+
+	if (!sysfs_streq(buf, "1"))
+		return -EINVAL;
+	ret = pseudosleep_report_arm();
+	return ret ? ret : n;
+}
+
+struct kobj_attribute pseudosleep_arm_attr = __ATTR_WO(arm);
 
 /**
  * pseudosleep_note_event - what the wakeup_count handshake must see happened
  *
  * An armed IRQ with wake_on=irq, work for user space after one with
- * wake_on=task.  Reported as a wakeup event at most once per read of the
- * count.  Either this sees pseudosleep_report_armed set, or
- * pseudosleep_count_read_end() sees pseudosleep_event_seen set: the
+ * wake_on=task.  Reported as a wakeup event at most once per arm step.
+ * Either this sees pseudosleep_report_armed set, or
+ * pseudosleep_report_arm() sees pseudosleep_event_seen set: the
  * store-buffer pattern with a full barrier on each side.
  *
  * Context: any; the event is reported from irq_work.
@@ -210,7 +219,7 @@ void pseudosleep_note_event(void)
 {
 	if (!READ_ONCE(pseudosleep_event_seen))
 		WRITE_ONCE(pseudosleep_event_seen, 1);
-	smp_mb();	/* pairs with smp_mb() in pseudosleep_count_read_end() */
+	smp_mb();	/* pairs with smp_mb() in pseudosleep_report_arm() */
 	if (READ_ONCE(pseudosleep_report_armed) &&
 	    xchg(&pseudosleep_report_armed, 0))
 		irq_work_queue(&pseudosleep_event_work);

@@ -134,7 +134,7 @@ static ssize_t wake_irq_dropped_show(struct kobject *kobj,
 
 static struct kobj_attribute wake_irq_dropped_attr = __ATTR_RO(wake_irq_dropped);
 
-static struct attribute *stat_attrs[ARRAY_SIZE(stat_files) + 2];
+static struct attribute *stat_attrs[ARRAY_SIZE(stat_files) + 3];
 
 static const struct attribute_group stat_group = {
 	.name = "pseudosleep",
@@ -147,6 +147,7 @@ int __init pseudosleep_stats_init(void)
 
 	for (i = 0; i < ARRAY_SIZE(stat_files); i++)
 		stat_attrs[i] = &stat_files[i].attr.attr;
-	stat_attrs[i] = &wake_irq_dropped_attr.attr;
+	stat_attrs[i++] = &wake_irq_dropped_attr.attr;
+	stat_attrs[i] = &pseudosleep_arm_attr.attr;
 	return sysfs_create_group(power_kobj, &stat_group);
 }

@@ -305,8 +305,8 @@ static void wake_on_task(struct kunit *test)
 	__set_bit(a->irq, bits);
 	KUNIT_ASSERT_EQ(test, pseudosleep_arm(bits, nr_irqs), 0);
 
-	/* No armed IRQ since the count was read: not the work of one. */
-	pseudosleep_count_read_begin();
+	/* No armed IRQ since the arm step: not the work of one. */
+	pseudosleep_report_arm();	/* forgets the armed IRQs seen so far */
 	pseudosleep_wake_reset();
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_NAPPING);
 	pseudosleep_sock_readable(user);
@@ -334,10 +334,10 @@ static void wake_on_task(struct kunit *test)
 	/*
 	 * During entry too, the armed IRQ alone ends nothing (noise while the
 	 * nap is entered); the work for a user socket after it does.  Out
-	 * of a nap, a count read forgets the armed IRQs.
+	 * of a nap, an arm step forgets the armed IRQs.
 	 */
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
-	pseudosleep_count_read_begin();
+	pseudosleep_report_arm();	/* forgets the armed IRQs seen so far */
 	pseudosleep_wake_reset();
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_ENTERING);
 	pseudosleep_sock_readable(user);
@@ -353,8 +353,8 @@ static void wake_on_task(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), a->irq);
 
 	/*
-	 * The handshake, awake: after a count read the armed IRQ is no
-	 * wakeup event, its work is, once per read, and it ends nothing.
+	 * The handshake, awake: after the arm step the armed IRQ is no
+	 * wakeup event, its work is, once per arm, and it ends nothing.
 	 */
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
 	pseudosleep_wake_reset();
@@ -362,8 +362,7 @@ static void wake_on_task(struct kunit *test)
 	saved_pseudo = mem_sleep_pseudo;
 	WRITE_ONCE(mem_sleep_current, PM_SUSPEND_TO_IDLE);
 	WRITE_ONCE(mem_sleep_pseudo, true);
-	pseudosleep_count_read_begin();
-	pseudosleep_count_read_end();
+	KUNIT_EXPECT_EQ(test, pseudosleep_report_arm(), 0);
 	events = pseudosleep_ws_events();
 	KUNIT_EXPECT_TRUE(test, line_armed(a));
 	raise_irq(a);
@@ -377,19 +376,15 @@ static void wake_on_task(struct kunit *test)
 	usleep_range(20000, 30000);
 	KUNIT_EXPECT_EQ(test, pseudosleep_ws_events(), events + 1);
 	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
-	/* Work between the sample and the end of the read: reported then. */
-	pseudosleep_count_read_begin();
-	irq_wake_handled_arm();
+	/* The next arm step makes the next work a wakeup event again. */
+	KUNIT_EXPECT_EQ(test, pseudosleep_report_arm(), 0);
 	raise_irq(a);
 	pseudosleep_sock_readable(user);
 	usleep_range(20000, 30000);
-	KUNIT_EXPECT_EQ(test, pseudosleep_ws_events(), events + 1);
-	pseudosleep_count_read_end();
 	KUNIT_EXPECT_EQ(test, pseudosleep_ws_events(), events + 2);
 	WRITE_ONCE(mem_sleep_pseudo, saved_pseudo);
 	WRITE_ONCE(mem_sleep_current, saved_mem_sleep);
-	pseudosleep_count_read_begin();
-	pseudosleep_count_read_end();
+	KUNIT_EXPECT_EQ(test, pseudosleep_report_arm(), -EINVAL);
 
 	pseudosleep_wake_reset();
 	KUNIT_EXPECT_EQ(test, pseudosleep_set_wake_on("irq"), 0);

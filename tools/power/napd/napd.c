@@ -3,8 +3,9 @@
  * napd - nap the machine between requests with pseudo-sleep.
  *
  * The loop is the upstream wakeup_count handshake around a cheap poll for
- * quiet: read wakeup_count, make sure nothing is in flight, write the
- * count back (refused if a wakeup event slipped in), then write "mem".
+ * quiet: arm the wake IRQs' report (pseudosleep/arm), read wakeup_count,
+ * make sure nothing is in flight, write the count back (refused if a
+ * wakeup event slipped in), then write "mem".
  * A request that arrives at any point either shows up in our checks or is
  * a wakeup event that makes the kernel refuse or abort the nap, so none
  * is slept through.
@@ -527,6 +528,20 @@ static int try_nap(struct napd *n)
 	char count[32];
 	int ret;
 
+	/*
+	 * The arm step: from here on the first wake IRQ (or with wake_on=task
+	 * its work) is a wakeup event, which makes the count written below
+	 * stale or the nap abort; what came before is seen by activity().
+	 */
+	if (s->arm[0] && !n->o->dry_run) {
+		ret = sysfs_write(s->arm, "1");
+		if (ret) {
+			napd_log(LOG_ERR, "cannot write %s: %s", s->arm,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+
 	/* Blocks while wakeup events are in progress; EINTR on a signal. */
 	ret = sysfs_read(s->wakeup_count, count, sizeof(count));
 	if (ret == -EINTR)
@@ -538,8 +553,8 @@ static int try_nap(struct napd *n)
 	}
 
 	/*
-	 * Look again now that the count is taken: work that arrived before
-	 * is seen here, work that arrives after is a wakeup event.
+	 * Look again now that the report is armed and the count taken: work
+	 * that arrived before is seen here, work after is a wakeup event.
 	 */
 	ret = activity(n, true);
 	if (ret <= CHECK_ERR(0)) {

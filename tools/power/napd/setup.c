@@ -313,6 +313,16 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 	if (!path_exists(s->state) || !path_exists(s->wakeup_count))
 		return fail(err, errlen, "%s or %s missing", s->state,
 			    s->wakeup_count);
+	/*
+	 * A pseudo-sleep kernel arms the wake IRQs' report in a step of its
+	 * own (pseudosleep/arm) before the count is read; older ones did it
+	 * when the count was read.
+	 */
+	s->arm[0] = '\0';
+	if (pseudo && path_fmt(s->arm, sizeof(s->arm), "%s/arm", s->pseudo_dir))
+		return fail(err, errlen, "path too long under %s", root);
+	if (!path_exists(s->arm))
+		s->arm[0] = '\0';
 
 	/*
 	 * pseudosleep.wake_on: with "task" the kernel serves ARP, pings and

@@ -27,6 +27,8 @@ struct napd_setup {
 	bool have_pseudo;		/* kernel has /sys/power/pseudosleep */
 	char state[PATH_MAX];		/* /sys/power/state */
 	char wakeup_count[PATH_MAX];
+	/* pseudosleep/arm, the handshake's arm step; empty without one */
+	char arm[PATH_MAX];
 	char pm_wakeup_irq[PATH_MAX];
 	char pseudo_dir[PATH_MAX];	/* /sys/power/pseudosleep */
 	/* rx_packets of each wake device, or: */

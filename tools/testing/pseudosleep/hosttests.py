@@ -812,6 +812,7 @@ def t_wake_on_task():
     # after the read must not end the nap as a wakeup event.
     g = pslib.Guest("/usr/share/pseudosleep/nap-setup.sh nic && "
                     "echo task > %s && echo WAKE-ON $(cat %s) && "
+                    "echo 1 > /sys/power/pseudosleep/arm && "
                     "cat /sys/power/wakeup_count > /tmp/wc && "
                     "cat /tmp/wc > /sys/power/wakeup_count && "
                     "/usr/share/pseudosleep/nap-once.sh 1 && "

@@ -34,8 +34,8 @@ GUEST = "/usr/share/pseudosleep/stress.sh"
 # The phases a request can meet, in the order a nap goes through them.
 # Gap labels ("after X") cover the code between two traced phases.
 PHASES = [
-    ("awake", "awake, before wakeup_count is read"),
-    ("handshake", "wakeup_count read -> count written"),
+    ("awake", "awake, before the arm step"),
+    ("handshake", "armed, wakeup_count read -> count written"),
     ("count->mem", "count written -> mem written"),
     ("suspend_enter", "enter_state() start"),
     ("sync_filesystems", "sync"),

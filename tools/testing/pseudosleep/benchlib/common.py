@@ -48,9 +48,11 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 NAPLOOP = r"""
 # Fallback when napd cannot run: 50 ms without received packets and without
-# established connections, then the wakeup_count handshake and a nap.
+# established connections (after the arm step), then the wakeup_count
+# handshake and a nap.
 naploop() {
 	while :; do
+		echo 1 > /sys/power/pseudosleep/arm || continue
 		a=$(cat /sys/class/net/eth0/statistics/rx_packets)
 		usleep 50000
 		[ "$a" = "$(cat /sys/class/net/eth0/statistics/rx_packets)" ] || continue

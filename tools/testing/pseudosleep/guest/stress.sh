@@ -37,8 +37,8 @@ busy() {
 }
 
 # nap_loop N [TAG]: nap until N naps returned 0, with the wakeup_count
-# handshake napd uses: read the count, nap only if no request is being
-# served, write the count back, write mem.  Markers go to the trace.
+# handshake napd uses: arm, read the count, nap only if no request is
+# being served, write the count back, write mem.  Markers go to the trace.
 # Prints one "N i ok|ab|rf last_wake_irq wake_latency_ns spurious" line
 # per attempt and NAPS-TOTAL.  ok: nap ended; ab: mem failed (aborted);
 # rf: the handshake refused the count.
@@ -52,6 +52,7 @@ nap_loop() {
 	while [ $ok -lt "$n" ]; do
 		i=$((i + 1))
 		echo "PS $i read" > $mk
+		echo 1 > $S/arm
 		read wc < /sys/power/wakeup_count
 		if busy; then
 			bz=$((bz + 1))

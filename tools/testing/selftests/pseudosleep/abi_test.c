@@ -17,6 +17,7 @@
 
 #define WAKE_IRQ "/sys/power/wake_irq"
 #define MEM_SLEEP "/sys/power/mem_sleep"
+#define ARM "/sys/power/pseudosleep/arm"
 #define NOSLEEP "/sys/class/rtc/rtc0/device/power/nosleep"
 
 static const char * const stat_files[] = {
@@ -312,6 +313,38 @@ TEST(mem_sleep_pseudo)
 	EXPECT_NE(NULL, strstr(got, "[s2idle]")) TH_LOG("mem_sleep: %s", got);
 	EXPECT_EQ(NULL, strstr(got, "[pseudo]")) TH_LOG("mem_sleep: %s", got);
 	/* Put back the state that was selected. */
+	cur = strchr(saved, '[');
+	ASSERT_NE(NULL, cur);
+	end = strchr(cur, ']');
+	ASSERT_NE(NULL, end);
+	*end = '\0';
+	EXPECT_EQ(0, ps_write(MEM_SLEEP, cur + 1));
+}
+
+/*
+ * The handshake's arm step takes "1" only, and only with pseudo selected;
+ * it cannot be read.
+ */
+TEST(arm_step)
+{
+	static const char * const bad[] = { "0", "2", "11", "yes", "-1", " " };
+	char saved[128], buf[8], *cur, *end;
+	struct stat st;
+	int i;
+
+	if (!ps_have_pseudosleep())
+		SKIP(return, "kernel without CONFIG_PM_PSEUDOSLEEP");
+	ASSERT_EQ(0, stat(ARM, &st));
+	EXPECT_EQ(0200, st.st_mode & 0777);
+	EXPECT_GT(0, ps_read(ARM, buf, sizeof(buf)));
+	ASSERT_LT(0, ps_read(MEM_SLEEP, saved, sizeof(saved)));
+	ASSERT_EQ(0, ps_write(MEM_SLEEP, "pseudo"));
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		EXPECT_EQ(-EINVAL, ps_write(ARM, bad[i]))
+			TH_LOG("\"%s\" accepted", bad[i]);
+	EXPECT_EQ(0, ps_write(ARM, "1\n"));
+	ASSERT_EQ(0, ps_write(MEM_SLEEP, "s2idle"));
+	EXPECT_EQ(-EINVAL, ps_write(ARM, "1"));
 	cur = strchr(saved, '[');
 	ASSERT_NE(NULL, cur);
 	end = strchr(cur, ']');

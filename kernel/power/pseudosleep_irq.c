@@ -4,7 +4,7 @@
  *
  * Only the IRQs armed here end a nap; any other interrupt runs its handler
  * and the CPUs halt again.  The record of what is armed is genirq's own:
- * each IRQ written to wake_irq is marked IRQD_WAKEUP_HANDLED
+ * each IRQ written to wake_irq is marked IRQS_WAKE_HANDLED
  * (irq_set_wake_handled()), and the mark goes with the line's last handler.
  * A marked line is armed (IRQD_WAKEUP_ARMED) by the handshake's arm step
  * (/sys/power/pseudosleep/arm), when a nap starts and when
@@ -88,26 +88,30 @@ int pseudosleep_parse_irqs(const char *buf, unsigned long *bits,
  */
 bool pseudosleep_irq_armed(unsigned int irq)
 {
-	struct irq_data *d = irq_get_irq_data(irq);
-
-	return d && irqd_is_wakeup_handled(d);
+	return irq_wake_handled(irq);
 }
 
-/* Copy the armed set into @bits (cleared first); returns how many. */
-int pseudosleep_copy_armed(unsigned long *bits, unsigned int nbits)
+/* copy_armed() without the lock, for pseudosleep_arm(). */
+static int copy_marked(unsigned long *bits, unsigned int nbits)
 {
 	unsigned int irq;
 	int n = 0;
 
 	bitmap_zero(bits, nbits);
-	guard(mutex)(&pseudosleep_armed_lock);
 	for_each_active_irq(irq) {
-		if (irq < nbits && pseudosleep_irq_armed(irq)) {
+		if (irq < nbits && irq_wake_handled(irq)) {
 			__set_bit(irq, bits);
 			n++;
 		}
 	}
 	return n;
+}
+
+/* Copy the armed set into @bits (cleared first); returns how many. */
+int pseudosleep_copy_armed(unsigned long *bits, unsigned int nbits)
+{
+	guard(mutex)(&pseudosleep_armed_lock);
+	return copy_marked(bits, nbits);
 }
 
 void pseudosleep_wake_reset(void)
@@ -230,7 +234,7 @@ void pseudosleep_note_event(void)
  * @irq: Linux IRQ number
  *
  * Called by genirq's wakeup check (irq_pm_check_wakeup()) for an armed
- * IRQD_WAKEUP_HANDLED line, in hard IRQ context under the irq_desc lock,
+ * IRQS_WAKE_HANDLED line, in hard IRQ context under the irq_desc lock,
  * before the handler runs.
  *
  * Return: true to keep the line armed for its next interrupt: with
@@ -305,8 +309,8 @@ int pseudosleep_arm(const unsigned long *bits, unsigned int nbits)
 	old = bitmap_zalloc(nr_irqs, GFP_KERNEL);
 	if (!old)
 		return -ENOMEM;
-	pseudosleep_copy_armed(old, nr_irqs);
 	mutex_lock(&pseudosleep_armed_lock);
+	copy_marked(old, nr_irqs);
 	ret = mark_irqs(bits, nbits, true);
 	if (ret) {
 		mark_irqs(old, nr_irqs, false);	/* unmark what is not in @old */

@@ -179,6 +179,9 @@ static void arm_and_record(struct kunit *test)
 {
 	struct wake_line *a = wake_line(test), *b = wake_line(test);
 	unsigned long *bits = irq_bitmap(test), *saved = irq_bitmap(test);
+	suspend_state_t saved_mem_sleep;
+	unsigned long events;
+	bool saved_pseudo;
 
 	pseudosleep_copy_armed(saved, nr_irqs);
 	__set_bit(a->irq, bits);
@@ -194,14 +197,29 @@ static void arm_and_record(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&a->handled), 1);
 	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
 
-	/* Armed, awake: a wakeup event only; the line disarms. */
-	KUNIT_EXPECT_GE(test, irq_wake_handled_arm(), 1u);
+	/*
+	 * The handshake's arm step with pseudo selected, awake: the first
+	 * armed IRQ is one wakeup event and ends nothing; the line disarms,
+	 * so the next one is not even seen.
+	 */
+	saved_mem_sleep = mem_sleep_current;
+	saved_pseudo = mem_sleep_pseudo;
+	WRITE_ONCE(mem_sleep_current, PM_SUSPEND_TO_IDLE);
+	WRITE_ONCE(mem_sleep_pseudo, true);
+	KUNIT_EXPECT_EQ(test, pseudosleep_report_arm(), 0);
 	KUNIT_EXPECT_TRUE(test, line_armed(a));
 	KUNIT_EXPECT_FALSE(test, line_armed(b));
+	events = pseudosleep_ws_events();
 	raise_irq(a);
-	KUNIT_EXPECT_EQ(test, atomic_read(&a->handled), 2);
-	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
 	KUNIT_EXPECT_FALSE(test, line_armed(a));
+	raise_irq(a);
+	usleep_range(20000, 30000);
+	KUNIT_EXPECT_EQ(test, pseudosleep_ws_events(), events + 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&a->handled), 3);
+	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
+	WRITE_ONCE(mem_sleep_pseudo, saved_pseudo);
+	WRITE_ONCE(mem_sleep_current, saved_mem_sleep);
+	KUNIT_EXPECT_EQ(test, pseudosleep_report_arm(), -EINVAL);
 
 	/* Entering: another IRQ is served, the armed one is recorded too. */
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_ENTERING);
@@ -210,7 +228,7 @@ static void arm_and_record(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&b->handled), 1);
 	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
 	raise_irq(a);
-	KUNIT_EXPECT_EQ(test, atomic_read(&a->handled), 3);
+	KUNIT_EXPECT_EQ(test, atomic_read(&a->handled), 4);
 	KUNIT_EXPECT_TRUE(test, pseudosleep_woken());
 	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), a->irq);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(pseudosleep_phase),
@@ -224,7 +242,7 @@ static void arm_and_record(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
 	raise_irq(a);
 	raise_irq(a);
-	KUNIT_EXPECT_EQ(test, atomic_read(&a->handled), 5);
+	KUNIT_EXPECT_EQ(test, atomic_read(&a->handled), 6);
 	KUNIT_EXPECT_EQ(test, atomic_read(&b->handled), 2);
 	KUNIT_EXPECT_TRUE(test, pseudosleep_woken());
 	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), a->irq);

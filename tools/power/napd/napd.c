@@ -528,6 +528,19 @@ static int try_nap(struct napd *n)
 	char count[32];
 	int ret;
 
+	/* The kernel drops the arm of an IRQ whose handler went. */
+	ret = napd_rearm(n->o, s);
+	if (ret == 1) {
+		napd_log(LOG_NOTICE, "wake IRQs changed (driver reallocated them): re-armed");
+	} else if (ret == -ENOENT) {
+		snprintf(n->why, sizeof(n->why), "a wake NIC has no IRQ (link down?)");
+		held_back(n, CHECK_HANDSHAKE);
+		return NAP_SKIPPED;
+	} else if (ret < 0) {
+		napd_log(LOG_ERR, "cannot re-arm the wake IRQs: %s", strerror(-ret));
+		return ret;
+	}
+
 	/*
 	 * The arm step: from here on the first wake IRQ (or with wake_on=task
 	 * its work) is a wakeup event, which makes the count written below

@@ -249,6 +249,74 @@ static int wake_on_apply(struct napd_setup *s, char *err, size_t errlen)
 		      errlen);
 }
 
+/*
+ * The union of the wake NICs' IRQs into s->irqs: a vector shared by two
+ * NICs is armed once.  Returns 0, -ENOENT with *nic the index of a NIC
+ * without IRQs (the union is still complete), or -E2BIG.
+ */
+static int nic_irqs(const struct napd_opts *o, struct napd_setup *s,
+		    int *nic)
+{
+	int i, j, k, n, ret = 0;
+
+	s->nr_irqs = 0;
+	for (i = 0; i < s->nr_nics; i++) {
+		unsigned int irqs[NAPD_MAX_IRQS];
+
+		n = irqs_resolve(o->sysfs_root, o->proc_root, s->nics[i], irqs,
+				 NAPD_MAX_IRQS, &s->irq_src[i]);
+		if (!n && !ret) {
+			*nic = i;
+			ret = -ENOENT;
+		}
+		for (j = 0; j < n; j++) {
+			for (k = 0; k < s->nr_irqs; k++)
+				if (s->irqs[k] == irqs[j])
+					break;
+			if (k < s->nr_irqs)
+				continue;
+			if (s->nr_irqs == NAPD_MAX_IRQS)
+				return -E2BIG;
+			s->irqs[s->nr_irqs++] = irqs[j];
+		}
+	}
+	return ret;
+}
+
+/**
+ * napd_rearm - write the wake NICs' IRQs to wake_irq again if they left it
+ *
+ * The kernel drops an IRQ from wake_irq when its handler is freed: a
+ * driver that reallocates its vectors (ethtool -L, a reset) or requests
+ * its IRQs when the link goes up (e1000e, igb, r8169) gets new ones.
+ * Cheap when nothing changed: one read of wake_irq.
+ *
+ * Return: 0 if armed as set up, 1 if re-armed, -ENOENT if a NIC has no
+ * IRQ now (link down: the caller should not nap), or -errno.
+ */
+int napd_rearm(const struct napd_opts *o, struct napd_setup *s)
+{
+	char want[SETTING_VAL_MAX], got[SETTING_VAL_MAX];
+	int ret, nic;
+
+	if (!s->wake_irq[0] || !s->nr_irqs_armed)
+		return 0;
+	ret = sysfs_read(s->wake_irq, got, sizeof(got));
+	if (ret < 0)
+		return ret;
+	if (irqlist_format(s->irqs, s->nr_irqs, want, sizeof(want)))
+		return -E2BIG;
+	if (!strcmp(got, want))
+		return 0;
+	ret = nic_irqs(o, s, &nic);
+	if (ret)
+		return ret;
+	if (irqlist_format(s->irqs, s->nr_irqs, want, sizeof(want)))
+		return -E2BIG;
+	ret = sysfs_write(s->wake_irq, want);
+	return ret ? ret : 1;
+}
+
 int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 	       char *err, size_t errlen)
 {
@@ -356,32 +424,16 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 		s->nr_rx++;
 	}
 
-	for (i = 0; i < s->nr_nics; i++) {
-		struct irq_source *src = &s->irq_src[i];
-		unsigned int irqs[NAPD_MAX_IRQS];
-		int n, j, k;
-
-		n = irqs_resolve(root, o->proc_root, s->nics[i], irqs,
-				 NAPD_MAX_IRQS, src);
-		/* Only the armed IRQs end a pseudo nap: none would mean forever. */
-		if (pseudo && !n)
-			return fail(err, errlen, "%s",
-				    nic_no_irq(root, o, s->nics[i],
-					       s->nic_of[i]));
-		/* The union: a vector shared by two NICs is armed once. */
-		for (j = 0; j < n; j++) {
-			for (k = 0; k < s->nr_irqs; k++)
-				if (s->irqs[k] == irqs[j])
-					break;
-			if (k < s->nr_irqs)
-				continue;
-			if (s->nr_irqs == NAPD_MAX_IRQS)
-				return fail(err, errlen,
-					    "too many IRQs (max %d)",
-					    NAPD_MAX_IRQS);
-			s->irqs[s->nr_irqs++] = irqs[j];
-		}
-	}
+	ret = nic_irqs(o, s, &i);
+	/* Only the armed IRQs end a pseudo nap: none would mean forever. */
+	if (ret == -ENOENT && pseudo)
+		return fail(err, errlen, "%s",
+			    nic_no_irq(root, o, s->nics[i], s->nic_of[i]));
+	if (ret == -E2BIG)
+		return fail(err, errlen, "too many IRQs (max %d)",
+			    NAPD_MAX_IRQS);
+	if (path_fmt(s->wake_irq, sizeof(s->wake_irq), "%s", wake_irq))
+		return fail(err, errlen, "path too long under %s", root);
 	arm_irqs = s->nr_irqs && (pseudo || path_exists(wake_irq));
 	if (arm_irqs) {
 		ret = sysfs_read(wake_irq, old_irqs, sizeof(old_irqs));
@@ -436,6 +488,7 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 		return -1;
 	if (arm_irqs && change(s, wake_irq, old_irqs, irqlist, err, errlen))
 		return -1;
+	s->nr_irqs_armed = arm_irqs ? s->nr_irqs : 0;
 	for (i = 0; i < nr_nosleep; i++)
 		if (set_nosleep(s, nosleep[i].path, err, errlen))
 			return -1;

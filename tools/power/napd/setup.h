@@ -20,6 +20,8 @@ struct napd_setup {
 	struct settings settings;
 	unsigned int irqs[NAPD_MAX_IRQS];	/* of every NIC, armed */
 	int nr_irqs;
+	int nr_irqs_armed;	/* written to wake_irq; 0: not armed */
+	char wake_irq[PATH_MAX];	/* /sys/power/wake_irq */
 	char nics[NAPD_MAX_NICS][16];	/* the NICs under the wake devices */
 	char nic_of[NAPD_MAX_NICS][16];	/* the wake device of each */
 	struct irq_source irq_src[NAPD_MAX_NICS];	/* and their IRQs */
@@ -51,6 +53,7 @@ struct napd_setup {
  * was already changed (or is still pending) is in @s->settings and must
  * be undone with napd_restore().
  */
+int napd_rearm(const struct napd_opts *o, struct napd_setup *s);
 int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 	       char *err, size_t errlen);
 

@@ -716,6 +716,32 @@ static void test_setup_restore(void)
 	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "1");
 }
 
+/*
+ * The kernel drops an IRQ from wake_irq when its handler is freed (a
+ * driver reallocating its vectors, a link going down and up): napd
+ * writes the NIC's IRQs again, and leaves wake_irq alone otherwise.
+ */
+static void test_setup_rearm(void)
+{
+	const char *t = new_tree("rearm");
+	struct napd_setup s;
+	struct napd_opts o;
+	char err[512];
+
+	build_tree(t, true);
+	fake_opts(&o, t, "eth0", "pseudo", NULL, false);
+	CHECK(!napd_setup(&o, &s, err, sizeof(err)));
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "25");
+	CHECK(napd_rearm(&o, &s) == 0);
+	put("\n", "%s/sys/power/wake_irq", t);
+	CHECK(napd_rearm(&o, &s) == 1);
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "25");
+	CHECK(napd_rearm(&o, &s) == 0);
+	/* restore still puts back what was there before napd */
+	CHECK(!napd_restore(&s));
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "");
+}
+
 /* ---- several wake devices, bonds and VLANs ---- */
 
 /*
@@ -2984,6 +3010,7 @@ static const struct {
 	{ "stats_json", test_stats_json, false },
 	{ "irq_resolve", test_irq_resolve, false },
 	{ "setup_restore", test_setup_restore, false },
+	{ "setup_rearm", test_setup_rearm, false },
 	{ "opts_wake_dev_repeated", test_opts_wake_devs, false },
 	{ "setup_many_nics_bond_vlan", test_setup_many_nics, false },
 	{ "settings_saved_file", test_settings_file, false },

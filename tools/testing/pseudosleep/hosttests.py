@@ -1041,6 +1041,61 @@ def t_napd_requests():
     return napd_verdict(200, res, 1)
 
 
+def t_napd_rearm_after_rebind():
+    """napd runs; the NIC's driver is unbound and bound (it frees its IRQs
+    and requests new ones, as ethtool -L or a link flap with e1000e does):
+    napd sees the dropped arm, writes the NIC's IRQs again, and the
+    requests after it end naps and are answered."""
+    port = pslib.free_port()
+    g = pslib.Guest("/usr/share/pseudosleep/napd-run.sh --idle-ms 50 --log",
+                    fwd=["%d:80" % port], timeout=600)
+    before, after = [], []
+    try:
+        if not g.wait_line("^NAPD-STARTED", 120):
+            raise RuntimeError("napd did not start")
+        for _ in range(5):
+            time.sleep(1.0)
+            before.append(pslib.http_get(port, timeout=10)[0])
+        g.signal("rebind")
+        # napd may be napping: the requests end the naps, the loop rebinds.
+        at = None
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not at:
+            pslib.http_get(port, timeout=2)
+            at = g.wait_line(r"^NAPS-AT-REBIND (\d+)", 0.5)
+        for _ in range(10):
+            time.sleep(1.0)
+            after.append(pslib.http_get(port, timeout=10)[0])
+        g.signal("stop")
+        end = time.monotonic() + 60
+        done = None
+        while time.monotonic() < end and not done:
+            pslib.http_get(port, timeout=2)
+            done = g.wait_line(r"^NAPD-EXIT (\d+)", 0.3)
+        total = g.wait_line(r"^NAPS-TOTAL (\d+)", 30)
+    finally:
+        g.finish()
+        console = g.console()
+        out = "\n".join(g.output)
+        g.cleanup()
+    if not at or not total:
+        return "failed", "no rebind or no nap count", console
+    lost = sum(1 for b in after if not b or b"pseudosleep guest" not in b)
+    naps = int(total.group(1)) - int(at.group(1))
+    detail = "%d/10 answered after the rebind, %d naps after it" % (
+        10 - lost, naps)
+    if lost:
+        return "failed", detail, console
+    if "re-armed" not in out:
+        return "failed", detail + "; napd did not re-arm", console
+    if naps < 5:
+        return "failed", detail + "; fewer than 5 naps after it", console
+    if not done or done.group(1) != "0":
+        return "failed", detail + "; napd exit %s" % (
+            done.group(1) if done else "none"), console
+    return "passed", detail + "; napd re-armed", console
+
+
 # NAPI deferral on the kept NIC, as servers are tuned: the NIC's interrupt
 # stays masked while NAPI waits for gro_flush_timeout's hrtimer, which a nap
 # must leave on time.  When a nap deferred the CPUs' timers a request came
@@ -1079,6 +1134,8 @@ HOST_TESTS.append(("napd: 200 requests at random gaps, none lost, "
 HOST_TESTS.append(("napd: with NAPI deferral on the kept NIC, requests "
                    "after a response and after a nap answered on time",
                    t_napd_napi_defer))
+HOST_TESTS.append(("napd: after the NIC's driver is rebound (new IRQs), "
+                   "napd re-arms and requests end naps", t_napd_rearm_after_rebind))
 
 
 def t_napd_ops():

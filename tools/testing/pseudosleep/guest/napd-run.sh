@@ -29,11 +29,22 @@ pid=$!
 echo NAPD-STARTED
 # Polled slowly: napd counts this loop's forks as CPU use that holds
 # back naps, and under TCG 20 forks a second are a visible load.
-while [ ! -e /mnt/add/stop ]; do sleep 0.5; done
+# The host's /mnt/add/rebind: unbind and bind eth0's driver once, which
+# frees its IRQs and requests them again (nic-rebind.sh).
+rebound=
+while [ ! -e /mnt/add/stop ]; do
+	if [ -e /mnt/add/rebind ] && [ -z "$rebound" ]; then
+		rebound=1
+		/usr/share/pseudosleep/nic-rebind.sh
+		echo "NAPS-AT-REBIND $(cat /sys/power/pseudosleep/naps)"
+	fi
+	sleep 0.5
+done
 kill -TERM $pid
 wait $pid
 echo "NAPD-EXIT $?"
 cat /tmp/napd.out
+echo "NAPS-TOTAL $(cat /sys/power/pseudosleep/naps)"
 after=$(snap)
 echo "AFTER $after"
 if [ "$before" = "$after" ]; then echo "RESTORED yes"; else echo "RESTORED no"; fi

@@ -75,6 +75,7 @@ struct napd {
 	struct napd_stats stats;
 	struct diag diag;
 	bool use_diag;
+	int conn_idle;			/* last dump: idle kept-alive ones */
 	char tcp[2][PATH_MAX];		/* /proc/net/tcp and tcp6 */
 	int rx_fds[NAPD_MAX_WAKE_DEVS];	/* as setup.rx_packets */
 	int rx6_fd;			/* wake_on=task: /proc/net/snmp6 */
@@ -228,14 +229,24 @@ static bool all_rx(struct napd *n, unsigned long long *rx)
 	return !ret;
 }
 
-/* Connections on the served ports: >0 busy, 0 none, -errno. */
+/*
+ * Connections on the served ports: >0 busy, 0 none, -errno.  Through
+ * sock_diag a kept-alive connection quiet for idle-ms is idle (counted in
+ * n->conn_idle); /proc/net/tcp has no last-data times, so there every
+ * open connection is busy.
+ */
 static int conn_busy(struct napd *n)
 {
+	n->conn_idle = 0;
 	if (n->use_diag) {
-		int ret = diag_tcp_busy(&n->diag, n->o->ports, n->o->nr_ports);
+		struct conn_count c;
+		int ret = diag_tcp_count(&n->diag, n->o->ports,
+					 n->o->nr_ports, n->o->idle_ms, &c);
 
-		if (ret >= 0)
-			return ret;
+		if (!ret) {
+			n->conn_idle = c.idle;
+			return c.busy;
+		}
 		napd_log(LOG_WARNING, "sock_diag failed (%s), reading %s",
 			strerror(-ret), n->tcp[0]);
 		diag_close(&n->diag);
@@ -285,8 +296,13 @@ static int activity(struct napd *n, bool full)
 		return CHECK_ERR(ret);
 	if (ret) {
 		n->conn_clean = false;
-		snprintf(n->why, sizeof(n->why), "%d connection%s open", ret,
-			 ret == 1 ? "" : "s");
+		if (n->use_diag)
+			snprintf(n->why, sizeof(n->why),
+				 "%d connection%s busy, %d idle", ret,
+				 ret == 1 ? "" : "s", n->conn_idle);
+		else
+			snprintf(n->why, sizeof(n->why), "%d connection%s open",
+				 ret, ret == 1 ? "" : "s");
 		return CHECK_CONN;
 	}
 	if (o->nr_udp_ports) {
@@ -302,7 +318,12 @@ static int activity(struct napd *n, bool full)
 			return CHECK_UDP;
 		}
 	}
-	n->conn_clean = have_rx;
+	/*
+	 * An idle connection may start sending with no packet in first (a
+	 * server push): only a dump with no connection at all stands for
+	 * the next ones.
+	 */
+	n->conn_clean = have_rx && !n->conn_idle;
 	n->conn_clean_rx = rx;
 	return -1;
 }

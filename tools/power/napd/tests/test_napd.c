@@ -28,7 +28,9 @@
 #include <sys/wait.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
+#include <linux/tcp.h>
 
 #include "checks.h"
 #include "ctl.h"
@@ -1199,6 +1201,35 @@ static void diag_msg(struct diag_reply *r, unsigned int state,
 	r->m.id.idiag_dport = htons(dport);
 }
 
+/* An ESTABLISHED reply on port 80 with a tcp_info attribute, at @p. */
+static size_t diag_msg_info(void *p, unsigned int rq, unsigned int unacked,
+			    unsigned int quiet_ms)
+{
+	struct nlmsghdr *h = p;
+	struct inet_diag_msg *m = NLMSG_DATA(h);
+	struct rtattr *a = (struct rtattr *)(m + 1);
+	struct tcp_info ti;
+
+	memset(&ti, 0, sizeof(ti));
+	ti.tcpi_unacked = unacked;
+	ti.tcpi_last_data_recv = quiet_ms;
+	ti.tcpi_last_data_sent = quiet_ms;
+	ti.tcpi_last_ack_recv = quiet_ms;
+	memset(m, 0, sizeof(*m));
+	m->idiag_family = AF_INET;
+	m->idiag_state = NAPD_TCP_ESTABLISHED;
+	m->idiag_rqueue = rq;
+	m->id.idiag_sport = htons(80);
+	a->rta_type = INET_DIAG_INFO;
+	a->rta_len = RTA_LENGTH(sizeof(ti));
+	/* RTA_DATA is 4-aligned only: copied, not assigned */
+	memcpy(RTA_DATA(a), &ti, sizeof(ti));
+	h->nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	h->nlmsg_flags = NLM_F_MULTI;
+	h->nlmsg_len = NLMSG_LENGTH(sizeof(*m)) + RTA_ALIGN(a->rta_len);
+	return NLMSG_ALIGN(h->nlmsg_len);
+}
+
 static void test_diag_parse(void)
 {
 	static const unsigned short p80[] = { 80 };
@@ -1213,7 +1244,9 @@ static void test_diag_parse(void)
 	} err = { .h = { .nlmsg_len = NLMSG_LENGTH(sizeof(struct nlmsgerr)),
 			 .nlmsg_type = NLMSG_ERROR },
 		  .e = { .error = -ENOENT } };
-	int busy = 0;
+	long info[4 * 512 / sizeof(long)];	/* aligned for nlmsghdr */
+	struct conn_count c = { 0, 0 };
+	size_t len = 0;
 
 	diag_msg(&buf.r[0], NAPD_TCP_ESTABLISHED, 80, 40000);	/* ours */
 	diag_msg(&buf.r[1], NAPD_TCP_ESTABLISHED, 40000, 80);	/* client */
@@ -1224,26 +1257,37 @@ static void test_diag_parse(void)
 	buf.done.nlmsg_len = NLMSG_LENGTH(sizeof(int));
 	buf.done.nlmsg_type = NLMSG_DONE;
 
-	/* a part of a dump: more to come */
-	CHECK(diag_parse(&buf, 2 * sizeof(buf.r[0]), p80, 1, &busy) == 0);
-	CHECK(busy == 1);
-	busy = 0;
-	CHECK(diag_parse(&buf, sizeof(buf), p80, 1, &busy) == 1);
-	CHECK(busy == 2);
-	busy = 0;
-	CHECK(diag_parse(&err, sizeof(err), p80, 1, &busy) == -ENOENT);
-	CHECK(busy == 0);
+	/* a part of a dump: more to come; no tcp_info: busy */
+	CHECK(diag_parse(&buf, 2 * sizeof(buf.r[0]), p80, 1, 50, &c) == 0);
+	CHECK(c.busy == 1 && c.idle == 0);
+	c.busy = 0;
+	CHECK(diag_parse(&buf, sizeof(buf), p80, 1, 50, &c) == 1);
+	CHECK(c.busy == 2 && c.idle == 0);
+	c.busy = 0;
+	CHECK(diag_parse(&err, sizeof(err), p80, 1, 50, &c) == -ENOENT);
+	CHECK(c.busy == 0);
+
+	/* quiet 60 ms at idle-ms 50; then unread bytes, unacked, 40 ms */
+	len += diag_msg_info((char *)info + len, 0, 0, 60);
+	len += diag_msg_info((char *)info + len, 5, 0, 60);
+	len += diag_msg_info((char *)info + len, 0, 1, 60);
+	len += diag_msg_info((char *)info + len, 0, 0, 40);
+	CHECK(diag_parse(info, len, p80, 1, 50, &c) == 0);
+	CHECK(c.idle == 1 && c.busy == 3);
 }
 
 /* ---- sock_diag and /proc/net/tcp against the running kernel ---- */
 
 static int live_count(struct diag *d, bool use_diag, unsigned short port)
 {
+	struct conn_count c;
 	char *text;
 	int a, b = 0;
 
+	/* every open one, idle or not */
 	if (use_diag)
-		return diag_tcp_busy(d, &port, 1);
+		return diag_tcp_count(d, &port, 1, 1, &c) ? -1 :
+		       c.busy + c.idle;
 	text = read_whole("/proc/net/tcp");
 	if (!text)
 		return -1;
@@ -1276,7 +1320,7 @@ static void test_live_tcp(void)
 		return;
 	}
 	port = ntohs(sa.sin_port);
-	have_diag = !diag_open(&d) && diag_tcp_busy(&d, &port, 1) >= 0;
+	have_diag = !diag_open(&d) && live_count(&d, true, port) >= 0;
 
 	for (pass = have_diag ? 0 : 1; pass < 2; pass++) {
 		bool use_diag = pass == 0;
@@ -1301,6 +1345,148 @@ static void test_live_tcp(void)
 		t_skip = "sock_diag unavailable, /proc/net/tcp only";
 }
 
+
+/* ---- idle kept-alive connections, real ones on loopback ---- */
+
+static unsigned long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+/* A listener on 127.0.0.1 and one connection to it: 0, or -1. */
+static int tcp_pair(int *l, int *cl, int *sv, unsigned short *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+
+	*cl = *sv = -1;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	*l = socket(AF_INET, SOCK_STREAM, 0);
+	if (*l < 0 || bind(*l, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(*l, 4) || getsockname(*l, (struct sockaddr *)&sa, &len))
+		return -1;
+	*port = ntohs(sa.sin_port);
+	*cl = socket(AF_INET, SOCK_STREAM, 0);
+	if (*cl < 0 || connect(*cl, (struct sockaddr *)&sa, sizeof(sa)))
+		return -1;
+	*sv = accept(*l, NULL, NULL);
+	return *sv < 0 ? -1 : 0;
+}
+
+static void close_pair(int l, int cl, int sv)
+{
+	if (sv >= 0)
+		close(sv);
+	if (cl >= 0)
+		close(cl);
+	if (l >= 0)
+		close(l);
+}
+
+/* A request and its answer on the kept-alive connection. */
+static bool exchange(int cl, int sv)
+{
+	char buf[8];
+
+	return write(cl, "GET", 3) == 3 && read(sv, buf, 3) == 3 &&
+	       write(sv, "200", 3) == 3 && read(cl, buf, 3) == 3;
+}
+
+/* The served side of @port as sock_diag sees it at @idle_ms. */
+static struct conn_count count_at(struct diag *d, unsigned short port,
+				  unsigned long idle_ms)
+{
+	struct conn_count c = { -1, -1 };
+
+	if (diag_tcp_count(d, &port, 1, idle_ms, &c))
+		c.busy = c.idle = -1;
+	return c;
+}
+
+static void test_live_tcp_idle(void)
+{
+	int l[4], cl[4], sv[4], i, tries, big = 0;
+	unsigned short port[4];
+	struct diag d = { -1 };
+	struct conn_count c;
+	char buf[65536];
+	bool premise = false;
+
+	for (i = 0; i < 4; i++)
+		l[i] = cl[i] = sv[i] = -1;
+	if (diag_open(&d) || (c = count_at(&d, 9, 50)).busy < 0) {
+		t_skip = "no sock_diag";
+		diag_close(&d);
+		return;
+	}
+	for (i = 0; i < 4; i++) {
+		if (tcp_pair(&l[i], &cl[i], &sv[i], &port[i])) {
+			t_skip = "no loopback TCP";
+			goto out;
+		}
+		CHECK(exchange(cl[i], sv[i]));
+	}
+	/* [0] stays quiet; [1] gets unread bytes; [2] unsent ones */
+	CHECK(write(cl[1], "hello", 5) == 5);
+	CHECK(!fcntl(sv[2], F_SETFL, O_NONBLOCK));
+	memset(buf, 'x', sizeof(buf));
+	while (write(sv[2], buf, sizeof(buf)) > 0 && big < 1000)
+		big++;
+	/* the peer stopped reading: the socket buffer filled */
+	CHECK(big > 0 && big < 1000);
+	usleep(100000);
+
+	/* every one of them is open, quiet for 100 ms */
+	c = count_at(&d, port[0], 50);
+	CHECK(c.idle == 1 && c.busy == 0);
+	c = count_at(&d, port[1], 50);
+	CHECK(c.idle == 0 && c.busy == 1);
+	c = count_at(&d, port[2], 50);
+	CHECK(c.idle == 0 && c.busy == 1);
+	/* read, [1] is quiet again: reading is no traffic */
+	CHECK(read(sv[1], buf, sizeof(buf)) == 5);
+	c = count_at(&d, port[1], 50);
+	CHECK(c.idle == 1 && c.busy == 0);
+
+	/*
+	 * [3]: quiet for 300 ms, then a request and its answer.  Right after,
+	 * it is busy at idle-ms 300; were the test itself held up for 300 ms
+	 * between the exchange and the dump, that would say nothing: again.
+	 */
+	for (tries = 0; tries < 5 && !premise; tries++) {
+		unsigned long long t;
+
+		usleep(300000);
+		c = count_at(&d, port[3], 300);
+		CHECK(c.idle == 1 && c.busy == 0);
+		t = mono_ms();
+		CHECK(exchange(cl[3], sv[3]));
+		c = count_at(&d, port[3], 300);
+		premise = mono_ms() - t < 250;
+	}
+	CHECK(premise);
+	CHECK(c.idle == 0 && c.busy == 1);
+	/* a new connection that moved nothing yet is busy for idle-ms too */
+	close_pair(-1, cl[0], sv[0]);
+	cl[0] = socket(AF_INET, SOCK_STREAM, 0);
+	{
+		struct sockaddr_in sa = { .sin_family = AF_INET };
+
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		sa.sin_port = htons(port[0]);
+		CHECK(!connect(cl[0], (struct sockaddr *)&sa, sizeof(sa)));
+		sv[0] = accept(l[0], NULL, NULL);
+	}
+	c = count_at(&d, port[0], 3600000);
+	CHECK(c.idle == 0 && c.busy == 1);
+out:
+	for (i = 0; i < 4; i++)
+		close_pair(l[i], cl[i], sv[i]);
+	diag_close(&d);
+}
 
 /* ---- config file ---- */
 
@@ -3020,6 +3206,7 @@ static const struct {
 	{ "setup_s2idle_upstream", test_setup_s2idle, false },
 	{ "diag_parse", test_diag_parse, false },
 	{ "live_tcp_count", test_live_tcp, false },
+	{ "live_tcp_idle_keepalive", test_live_tcp_idle, false },
 	{ "config_file", test_config_good, false },
 	{ "config_bad_file_line", test_config_bad, false },
 	{ "config_every_error_reported", test_config_all_errors, false },

@@ -33,6 +33,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "alarm.h"
 #include "checks.h"
 #include "ctl.h"
 #include "diag.h"
@@ -42,6 +43,7 @@
 #include "setup.h"
 #include "stats.h"
 #include "sysfs.h"
+#include "timers.h"
 
 static volatile sig_atomic_t stop, reload;
 
@@ -83,7 +85,17 @@ struct napd {
 	unsigned long long quiet_since;	/* CLOCK_MONOTONIC ns */
 	unsigned long long metrics_at;	/* CLOCK_MONOTONIC ns, last write */
 	bool metrics_failing;		/* logged; quiet until it works */
+	int alarm_fd;			/* ends a bounded nap; -1: none */
+	bool timers_on;			/* asking systemd for its timers */
+	bool timers_failing;		/* logged; quiet until it works */
+	unsigned long long timer_us;	/* next systemd timer, realtime */
+	unsigned long long timers_at;	/* CLOCK_MONOTONIC ns, last asked */
 };
+
+/* Ask systemd again at most this often, and at least this often. */
+#define TIMERS_MIN_NS	1000000000ULL
+#define TIMERS_MAX_NS	60000000000ULL
+#define TIMERS_TIMEOUT_MS	5000
 
 static unsigned long long now_ns(clockid_t clk)
 {
@@ -446,7 +458,8 @@ static bool pseudo_value(struct napd *n, const char *name,
 	return !sysfs_read_ull(path, val);
 }
 
-static void after_nap(struct napd *n, unsigned long long slept_ns)
+static void after_nap(struct napd *n, unsigned long long slept_ns,
+		      bool alarm)
 {
 	unsigned long long dur, lat, irq;
 	bool have_irq, have_lat;
@@ -475,6 +488,9 @@ static void after_nap(struct napd *n, unsigned long long slept_ns)
 	if (have_irq) {
 		stats_wake_irq(&n->stats, irq);
 		snprintf(irq_s, sizeof(irq_s), "%llu", irq);
+	} else if (alarm) {
+		n->stats.alarm_wakes++;
+		snprintf(irq_s, sizeof(irq_s), "alarm");
 	}
 	if (have_lat)
 		snprintf(lat_s, sizeof(lat_s), "%llu", lat);
@@ -539,6 +555,59 @@ static void update_metrics(struct napd *n, bool force)
 	n->metrics_failing = ret != 0;
 }
 
+/*
+ * The next systemd timer: asked once a minute, and again once the one
+ * known has come due (not more than once a second).  A timer started
+ * in between is found within a minute; until then max-nap bounds how
+ * late it runs.
+ */
+static void update_timers(struct napd *n)
+{
+	unsigned long long now = now_ns(CLOCK_MONOTONIC);
+	unsigned long long rt = now_ns(CLOCK_REALTIME) / 1000;
+	int ret;
+
+	if (!n->timers_on || (n->timers_at &&
+	    (now - n->timers_at < TIMERS_MIN_NS ||
+	     (now - n->timers_at < TIMERS_MAX_NS &&
+	      (!n->timer_us || rt < n->timer_us)))))
+		return;
+	n->timers_at = now;
+	ret = timers_query("systemctl", rt, TIMERS_TIMEOUT_MS, &n->timer_us);
+	if (ret) {
+		n->timer_us = 0;
+		if (!n->timers_failing)
+			napd_log(LOG_WARNING, "cannot list systemd timers (systemctl list-timers): %s; naps are bounded by max-nap only",
+				 strerror(-ret));
+		n->timers_failing = true;
+		return;
+	}
+	if (n->timers_failing)
+		napd_log(LOG_INFO, "systemd timers listed again");
+	n->timers_failing = false;
+}
+
+/* Arm the alarm for this nap; its length in ms, 0 for unbounded. */
+static unsigned long arm_bound(struct napd *n)
+{
+	unsigned long ms;
+	int ret;
+
+	if (n->alarm_fd < 0)
+		return 0;
+	ms = nap_bound_ms(n->o->max_nap_ms, n->timers_on ? n->timer_us : 0,
+			  now_ns(CLOCK_REALTIME) / 1000);
+	if (!ms)
+		return 0;
+	ret = alarm_arm(n->alarm_fd, ms);
+	if (ret) {
+		napd_log(LOG_ERR, "cannot arm the max-nap alarm: %s; nap not bounded",
+			 strerror(-ret));
+		return 0;
+	}
+	return ms;
+}
+
 enum { NAP_DONE, NAP_SKIPPED };
 
 /* One handshake and nap attempt.  NAP_* or -errno on a fatal error. */
@@ -546,7 +615,9 @@ static int try_nap(struct napd *n)
 {
 	struct napd_setup *s = &n->setup;
 	unsigned long long t0, entry;
+	unsigned long bound;
 	char count[32];
+	bool alarm;
 	int ret;
 
 	/* The kernel drops the arm of an IRQ whose handler went. */
@@ -629,13 +700,15 @@ static int try_nap(struct napd *n)
 	 */
 	if (stop)
 		return NAP_SKIPPED;
+	bound = arm_bound(n);
 	entry = now_ns(CLOCK_REALTIME);
 	t0 = now_ns(CLOCK_BOOTTIME);
 	ret = sysfs_write(s->state, "mem");
+	alarm = bound && alarm_disarm(n->alarm_fd);
 	if (!ret) {
 		n->stats.last_entry_ns = entry;
 		n->stats.last_exit_ns = now_ns(CLOCK_REALTIME);
-		after_nap(n, now_ns(CLOCK_BOOTTIME) - t0);
+		after_nap(n, now_ns(CLOCK_BOOTTIME) - t0, alarm);
 		return NAP_DONE;
 	}
 	if (ret == -EBUSY || ret == -EAGAIN) {
@@ -725,8 +798,15 @@ static void do_reload(struct napd *n)
 		napd_log(LOG_ERR, "reload failed, settings kept: out of memory");
 		return;
 	}
+	if (n->alarm_fd < 0 && !o->dry_run &&
+	    (fresh.max_nap_ms || fresh.systemd_timers) &&
+	    !o->max_nap_ms && !o->systemd_timers)
+		napd_log(LOG_WARNING, "reload: max-nap and systemd-timers, off at start, take a restart");
 	napd_opts_free(o);
 	*o = fresh;
+	n->timers_on = n->alarm_fd >= 0 && o->systemd_timers &&
+		       timers_systemd_booted("/run");
+	n->timers_at = 0;
 	n->sampled = false;
 	n->conn_clean = false;	/* the ports may have changed */
 	napd_log(LOG_INFO, "reloaded: idle %lu ms, cpu-max %lu%%, runnable-max %lu, %d process name%s",
@@ -740,6 +820,7 @@ static int run(struct napd *n)
 {
 	int ret;
 
+	update_timers(n);
 	n->quiet_since = now_ns(CLOCK_MONOTONIC);
 	while (!stop) {
 		const struct napd_opts *o = n->o;
@@ -799,6 +880,8 @@ static int run(struct napd *n)
 		ret = try_nap(n);
 		if (ret < 0)
 			return ret;
+		/* Awake anyway: before the next window's CPU sample. */
+		update_timers(n);
 		/*
 		 * After a wake (or an aborted or refused attempt, or work
 		 * found at the last moment) stay up for idle-ms of quiet.
@@ -832,11 +915,20 @@ static int install_signals(void)
 	return sigaction(SIGPIPE, &sa, NULL);
 }
 
+static const char *fmt_ms(unsigned long ms, char *buf, size_t size)
+{
+	if (ms % 1000)
+		snprintf(buf, size, "%lu ms", ms);
+	else
+		snprintf(buf, size, "%lu s", ms / 1000);
+	return buf;
+}
+
 static int start(struct napd *n)
 {
 	const struct napd_opts *o = n->o;
 	char irqs[SETTING_VAL_MAX] = "", path6[PATH_MAX], devs[160];
-	char nics[NAPD_MAX_NICS * 17] = "";
+	char nics[NAPD_MAX_NICS * 17] = "", bound_s[32];
 	const struct napd_setup *s = &n->setup;
 	bool detail;
 	int ret, i;
@@ -933,6 +1025,12 @@ static int start(struct napd *n)
 	       "any armed IRQ (wake_on=irq)",
 	       n->setup.rx_snmp ? "TCP segments for sockets and UDP datagrams" :
 	       "packets of the wake device");
+	logmsg(n, LOG_INFO, "naps end after %s%s; systemd timers: %s",
+	       o->max_nap_ms && n->alarm_fd >= 0 ? "at most " : "no bound",
+	       o->max_nap_ms && n->alarm_fd >= 0 ?
+	       fmt_ms(o->max_nap_ms, bound_s, sizeof(bound_s)) : "",
+	       n->timers_on ? "followed" : !o->systemd_timers ? "off" :
+	       n->alarm_fd < 0 ? "no alarm timer" : "no systemd");
 	logmsg(n, LOG_INFO, "idle checks: cpu-max %lu%%, runnable-max %lu, disk %s, %d process name%s, %d UDP port%s",
 	       o->cpu_max, o->runnable_max,
 	       o->disk_check && n->have_diskstats ? "yes" : "no",
@@ -998,6 +1096,32 @@ static int restore_saved(const struct napd_opts *o)
 	return 0;
 }
 
+/*
+ * The alarm for max-nap and systemd timers.  Without CAP_WAKE_ALARM napd
+ * refuses to start (the unit file grants it); a kernel without alarm
+ * timers (no RTC) only gets a warning: its naps cannot be bounded.
+ */
+static int open_alarm(struct napd *n)
+{
+	const struct napd_opts *o = n->o;
+
+	if ((!o->max_nap_ms && !o->systemd_timers) || o->dry_run)
+		return 0;
+	n->alarm_fd = alarm_open();
+	if (n->alarm_fd == -EPERM) {
+		napd_log(LOG_ERR, "max-nap and systemd-timers need CAP_WAKE_ALARM for an alarm timer (CLOCK_BOOTTIME_ALARM); run napd as root with it, or set max-nap = 0 and systemd-timers = no for unbounded naps");
+		return -1;
+	}
+	if (n->alarm_fd < 0) {
+		napd_log(LOG_WARNING, "no alarm timer (CLOCK_BOOTTIME_ALARM: %s): naps are not bounded",
+			 strerror(-n->alarm_fd));
+		n->alarm_fd = -1;
+		return 0;
+	}
+	n->timers_on = o->systemd_timers && timers_systemd_booted("/run");
+	return 0;
+}
+
 static struct napd_opts o;
 
 static void free_opts(void)
@@ -1055,6 +1179,7 @@ int main(int argc, char *argv[])
 	n.rx6_fd = -1;
 	n.diag.fd = -1;
 	n.ctl_fd = -1;
+	n.alarm_fd = -1;
 	n.busy_check = -1;
 	stats_init(&n.stats);
 
@@ -1079,6 +1204,13 @@ int main(int argc, char *argv[])
 			ctl_close(n.ctl_fd, o.status_socket);
 			return 1;
 		}
+	}
+
+	/* Bounded naps need an alarm clock: refused before changes. */
+	ret = open_alarm(&n);
+	if (ret) {
+		ctl_close(n.ctl_fd, o.status_socket);
+		return 1;
 	}
 
 	/* A metrics file that cannot be written: refused before changes. */
@@ -1124,6 +1256,8 @@ int main(int argc, char *argv[])
 	if (state_fd >= 0)
 		close(state_fd);
 	diag_close(&n.diag);
+	if (n.alarm_fd >= 0)
+		close(n.alarm_fd);
 	for (i = 0; i < NAPD_MAX_WAKE_DEVS; i++)
 		if (n.rx_fds[i] >= 0)
 			close(n.rx_fds[i]);

@@ -32,6 +32,7 @@
 #include <linux/sock_diag.h>
 #include <linux/tcp.h>
 
+#include "alarm.h"
 #include "checks.h"
 #include "ctl.h"
 #include "diag.h"
@@ -42,6 +43,7 @@
 #include "setup.h"
 #include "stats.h"
 #include "sysfs.h"
+#include "timers.h"
 
 static bool t_failed;
 static const char *t_skip;
@@ -1488,6 +1490,190 @@ out:
 	diag_close(&d);
 }
 
+/* ---- bounded naps: max-nap and systemd timers ---- */
+
+static void test_max_nap_opts(void)
+{
+	static const struct {
+		const char *arg;
+		unsigned long ms;
+	} good[] = {
+		{ "5", 5000 }, { "500ms", 500 }, { "2s", 2000 },
+		{ "2min", 120000 }, { "1h", 3600000 }, { "0", 0 },
+		{ "24h", 86400000 }, { "10ms", 10 },
+	};
+	struct napd_opts o;
+	char err[256];
+	unsigned int i;
+
+	CHECK(!parse(&o, err, sizeof(err), "--port", "80", "--wake-dev",
+		     "eth0", NULL));
+	CHECK(o.max_nap_ms == 5000 && o.systemd_timers);
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		CHECK(!parse(&o, err, sizeof(err), "--port", "80",
+			     "--wake-dev", "eth0", "--max-nap", good[i].arg,
+			     "--systemd-timers", "no", NULL));
+		CHECK(o.max_nap_ms == good[i].ms && !o.systemd_timers);
+	}
+	CHECK(parse(&o, err, sizeof(err), "--port", "80", "--wake-dev",
+		    "eth0", "--max-nap", "9ms", NULL) == -1);
+	CHECK(strstr(err, "bad --max-nap '9ms'"));
+	CHECK(parse(&o, err, sizeof(err), "--port", "80", "--wake-dev",
+		    "eth0", "--max-nap", "", NULL) == -1);
+}
+
+static void test_nap_bound(void)
+{
+	const unsigned long long now = 1764226800000000ULL;
+
+	/* no timer: max-nap, or no bound at all */
+	CHECK(nap_bound_ms(5000, 0, now) == 5000);
+	CHECK(nap_bound_ms(0, 0, now) == 0);
+	/* a timer due sooner ends the nap then, rounded up to the ms */
+	CHECK(nap_bound_ms(5000, now + 1200000, now) == 1200);
+	CHECK(nap_bound_ms(5000, now + 1200001, now) == 1201);
+	CHECK(nap_bound_ms(0, now + 90000000, now) == 90000);
+	/* one due later leaves max-nap */
+	CHECK(nap_bound_ms(5000, now + 60000000, now) == 5000);
+	/* due now or already: as short as an alarm can be */
+	CHECK(nap_bound_ms(5000, now, now) == 1);
+	CHECK(nap_bound_ms(5000, now - 5, now) == 1);
+}
+
+/* As systemd 252 prints it, one timer a line, columns sorted by next. */
+static const char timers_json[] =
+	"[{\"next\":1764226860000000,\"left\":1764226860000000,"
+	"\"last\":1764226800001234,\"passed\":1764226800001234,"
+	"\"unit\":\"phpsessionclean.timer\",\"activates\":\"phpsessionclean.service\"},"
+	"{\"next\":1764226805500000,\"left\":1764226805500000,\"last\":null,"
+	"\"passed\":null,\"unit\":\"logrotate.timer\",\"activates\":\"logrotate.service\"},"
+	"{\"next\": 1764226790000000,\"left\":1764226790000000,\"last\":null,"
+	"\"passed\":null,\"unit\":\"overdue.timer\",\"activates\":\"overdue.service\"},"
+	"{\"next\":null,\"left\":null,\"last\":1764200000000000,"
+	"\"passed\":1764200000000000,\"unit\":\"done.timer\",\"activates\":\"done.service\"}]\n";
+
+static void test_timers_json(void)
+{
+	const unsigned long long now = 1764226800000000ULL;
+	unsigned long long next = 42;
+
+	CHECK(timers_parse_json(timers_json, now, &next) == 0);
+	CHECK(next == 1764226805500000ULL);
+	/* the overdue one is left out: systemd runs it within AccuracySec= */
+	CHECK(timers_parse_json(timers_json, 1764226805500000ULL, &next) == 0);
+	CHECK(next == 1764226860000000ULL);
+	CHECK(timers_parse_json("[]\n", now, &next) == 0 && next == 0);
+	CHECK(timers_parse_json("[{\"next\":null}]", now, &next) == 0 &&
+	      next == 0);
+	CHECK(timers_parse_json("", now, &next) == -1);
+	CHECK(timers_parse_json("NEXT LEFT LAST PASSED UNIT\n", now, &next) == -1);
+	CHECK(timers_parse_json("[{\"next\":\"soon\"}]", now, &next) == -1);
+	CHECK(timers_parse_json("[{\"next\" 5}]", now, &next) == -1);
+}
+
+/* A systemctl that prints @out and exits with @rc after @delay. */
+static const char *fake_systemctl(const char *t, const char *out, int rc,
+				  const char *delay)
+{
+	static char path[PATH_MAX];
+	char script[PATH_MAX + 256], json[PATH_MAX];
+
+	path_fmt(json, sizeof(json), "%s/timers.json", t);
+	put(out, "%s", json);
+	path_fmt(path, sizeof(path), "%s/systemctl", t);
+	/* the arguments napd must pass, or no answer */
+	snprintf(script, sizeof(script),
+		 "#!/bin/sh\n"
+		 "[ \"$*\" = \"--output=json --no-pager list-timers --all\" ] || exit 3\n"
+		 "sleep %s\ncat '%s'\nexit %d\n", delay, json, rc);
+	put(script, "%s", path);
+	chmod(path, 0755);
+	return path;
+}
+
+static void test_timers_query(void)
+{
+	const char *t = new_tree("timers");
+	const unsigned long long now = 1764226800000000ULL;
+	unsigned long long next = 0;
+
+	CHECK(timers_query(fake_systemctl(t, timers_json, 0, "0"), now, 5000,
+			   &next) == 0);
+	CHECK(next == 1764226805500000ULL);
+	CHECK(timers_query(fake_systemctl(t, timers_json, 1, "0"), now, 5000,
+			   &next) == -EPROTO);
+	CHECK(timers_query(fake_systemctl(t, "Failed to connect to bus\n", 0,
+					  "0"), now, 5000, &next) == -EPROTO);
+	/* a systemd that does not answer is given up on, not waited for */
+	CHECK(timers_query(fake_systemctl(t, timers_json, 0, "30"), now, 300,
+			   &next) == -ETIMEDOUT);
+	CHECK(timers_query("/nonexistent/systemctl", now, 5000, &next) ==
+	      -EPROTO);
+	/* sd_booted() */
+	CHECK(!timers_systemd_booted(t));
+	mkdir_p("%s/systemd/system", t);
+	CHECK(timers_systemd_booted(t));
+}
+
+static void test_alarm_timerfd(void)
+{
+	int fd = alarm_open();
+
+	if (fd == -EPERM || fd == -EOPNOTSUPP || fd == -EINVAL) {
+		t_skip = "no CLOCK_BOOTTIME_ALARM here";
+		return;
+	}
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	/* armed and disarmed before it is due: did not fire */
+	CHECK(alarm_arm(fd, 10000) == 0);
+	CHECK(!alarm_disarm(fd));
+	/* due while we wait: fired, and disarm says so once */
+	CHECK(alarm_arm(fd, 20) == 0);
+	usleep(100000);
+	CHECK(alarm_disarm(fd));
+	CHECK(!alarm_disarm(fd));
+	close(fd);
+}
+
+#define NOSLEEP_ALARM "sys/devices/pnp0/00:05/rtc/rtc0/alarmtimer.0.auto/power/nosleep"
+
+/* A bounded nap keeps the alarmtimer device awake; max-nap 0 does not. */
+static void test_setup_alarmtimer(void)
+{
+	const char *t = new_tree("alarmtimer");
+	char err[512], sys[PATH_MAX], state[PATH_MAX];
+	struct napd_setup s;
+	struct napd_opts o;
+
+	build_tree(t, true);
+	put("0\n", "%s/" NOSLEEP_ALARM, t);
+	link_to("../../../devices/pnp0/00:05/rtc/rtc0/alarmtimer.0.auto",
+		"%s/sys/bus/platform/devices/alarmtimer.0.auto", t);
+	fake_opts(&o, t, "eth0", "pseudo", NULL, false);
+	if (napd_setup(&o, &s, err, sizeof(err))) {
+		printf("# napd_setup: %s\n", err);
+		t_failed = true;
+	}
+	CHECK_STR(get("%s/" NOSLEEP_ALARM, t), "1");
+	CHECK(!napd_restore(&s));
+	CHECK_STR(get("%s/" NOSLEEP_ALARM, t), "0");
+
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(state, sizeof(state), "%s/state", t);
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	CHECK(!parse(&o, err, sizeof(err), "--port", "80", "--wake-dev",
+		     "eth0", "--sysfs-root", sys, "--state-dir", state,
+		     "--max-nap", "0", "--systemd-timers", "no", NULL));
+	if (napd_setup(&o, &s, err, sizeof(err))) {
+		printf("# napd_setup: %s\n", err);
+		t_failed = true;
+	}
+	CHECK_STR(get("%s/" NOSLEEP_ALARM, t), "0");
+	CHECK(!napd_restore(&s));
+}
+
 /* ---- config file ---- */
 
 static void test_config_good(void)
@@ -1579,6 +1765,13 @@ static void test_config_bad(void)
 		{ "config = /x\n", "bad.conf:1: unknown key 'config'" },
 		{ "udp-port = 70000\n", "bad.conf:1: bad udp-port '70000'" },
 		{ "max-naps = 0\n", "bad.conf:1: bad max-naps '0'" },
+		{ "max-nap = 5x\n", "bad.conf:1: bad max-nap '5x' (0 for none, or 10ms..24h" },
+		{ "max-nap = 5ms\n", "bad.conf:1: bad max-nap '5ms'" },
+		{ "max-nap = 25h\n", "bad.conf:1: bad max-nap '25h'" },
+		{ "max-nap = -1\n", "bad.conf:1: bad max-nap '-1'" },
+		{ "max-nap = 1 s\n", "bad.conf:1: bad max-nap '1 s'" },
+		{ "systemd-timers = sometimes\n",
+		  "bad.conf:1: bad systemd-timers 'sometimes' (yes or no)" },
 		{ "idle-ms = 5\n\nidle-ms = 5\n",
 		  "bad.conf:3: duplicate idle-ms (first set on line 1)" },
 		{ "log = yes\nlog = no\n", "bad.conf:2: duplicate log" },
@@ -1891,7 +2084,7 @@ static void test_status_json(void)
 	stats_init(&st);
 	CHECK(stats_format_status(&st, 42, 50, buf, sizeof(buf)) > 0);
 	CHECK_STR(buf, "{\"pid\":42,\"idle_ms\":50,\"naps\":0,\"aborted\":0,"
-		  "\"handshake_refused\":0,\"asleep_ns\":0,"
+		  "\"handshake_refused\":0,\"asleep_ns\":0,\"alarm_wakes\":0,"
 		  "\"last_wake_irq\":null,\"last_wake_latency_ns\":null,"
 		  "\"last_blocked\":null,\"blocked\":{\"connections\":0,"
 		  "\"packets\":0,\"udp\":0,\"process\":0,\"cpu\":0,"
@@ -3207,6 +3400,12 @@ static const struct {
 	{ "diag_parse", test_diag_parse, false },
 	{ "live_tcp_count", test_live_tcp, false },
 	{ "live_tcp_idle_keepalive", test_live_tcp_idle, false },
+	{ "max_nap_opts", test_max_nap_opts, false },
+	{ "nap_bound_max_nap_and_timer", test_nap_bound, false },
+	{ "systemd_timers_json", test_timers_json, false },
+	{ "systemd_timers_query", test_timers_query, false },
+	{ "alarm_timerfd", test_alarm_timerfd, false },
+	{ "setup_keeps_alarmtimer_awake", test_setup_alarmtimer, false },
 	{ "config_file", test_config_good, false },
 	{ "config_bad_file_line", test_config_bad, false },
 	{ "config_every_error_reported", test_config_all_errors, false },

@@ -37,6 +37,7 @@
 #include "checks.h"
 #include "ctl.h"
 #include "diag.h"
+#include "inhibit.h"
 #include "notify.h"
 #include "opts.h"
 #include "procnet.h"
@@ -90,7 +91,13 @@ struct napd {
 	bool timers_failing;		/* logged; quiet until it works */
 	unsigned long long timer_us;	/* next systemd timer, realtime */
 	unsigned long long timers_at;	/* CLOCK_MONOTONIC ns, last asked */
+	bool paused;			/* napctl pause ... */
+	unsigned long long pause_until;	/* ... until CLOCK_MONOTONIC ns; 0: resume */
+	bool inhibit_failing;		/* logged; quiet until it works */
 };
+
+/* The longest napctl pause with an end. */
+#define PAUSE_MS_MAX	(30 * 86400000UL)
 
 /* Ask systemd again at most this often, and at least this often. */
 #define TIMERS_MIN_NS	1000000000ULL
@@ -369,6 +376,45 @@ static int sample(struct napd *n, struct cpu_sample *cpu,
 	return 0;
 }
 
+/* napctl pause in force?  The reason goes to n->why. */
+static bool paused(struct napd *n)
+{
+	unsigned long long now = now_ns(CLOCK_MONOTONIC);
+
+	if (n->paused && n->pause_until && now >= n->pause_until) {
+		n->paused = false;
+		napd_log(LOG_INFO, "pause over, napping again");
+	}
+	if (!n->paused)
+		return false;
+	if (n->pause_until)
+		snprintf(n->why, sizeof(n->why),
+			 "paused by napctl for %.1f s more",
+			 (n->pause_until - now) / 1e9);
+	else
+		snprintf(n->why, sizeof(n->why),
+			 "paused by napctl until napctl resume");
+	return true;
+}
+
+/*
+ * A logind sleep inhibitor held?  A directory that cannot be read is
+ * logged once and counts as none: logind's own files, not ours.
+ */
+static bool inhibited(struct napd *n)
+{
+	int ret;
+
+	if (!n->o->inhibitors)
+		return false;
+	ret = inhibit_sleep_held(n->o->inhibit_dir, n->why, sizeof(n->why));
+	if (ret < 0 && !n->inhibit_failing)
+		napd_log(LOG_WARNING, "cannot read %s: %s; logind sleep inhibitors not seen",
+			 n->o->inhibit_dir, strerror(-ret));
+	n->inhibit_failing = ret < 0;
+	return ret > 0;
+}
+
 /*
  * The once-per-window checks, against the sample taken when the window
  * began.  Same return convention as activity(), or CHECK_WAIT; the new
@@ -400,7 +446,11 @@ static int idle_checks(struct napd *n)
 					 getpid(), n->why, sizeof(n->why)) : 0;
 	if (ret < 0)
 		return CHECK_ERR(ret);
-	if (ret) {
+	if (paused(n)) {
+		check = CHECK_PAUSED;
+	} else if (inhibited(n)) {
+		check = CHECK_INHIBITOR;
+	} else if (ret) {
 		check = CHECK_PROCESS;
 	} else if (o->cpu_max < 100 && use > o->cpu_max * 10) {
 		snprintf(n->why, sizeof(n->why),
@@ -724,7 +774,61 @@ static int try_nap(struct napd *n)
 	return ret;
 }
 
-/* Sleep @us, answering --status queries that come in meanwhile. */
+/* One request on the status socket (see ctl.h), answered in @answer. */
+static void handle_ctl(void *ctx, const char *req, char *answer, size_t size)
+{
+	struct napd *n = ctx;
+	unsigned long long now = now_ns(CLOCK_MONOTONIC);
+	unsigned long ms;
+
+	if (!*req || !strcmp(req, "status")) {
+		paused(n);	/* an expired pause ends here too */
+		n->stats.pause_left_ms = !n->paused ? -1 : !n->pause_until ?
+			-2 : (long long)((n->pause_until - now) / 1000000);
+		if (stats_format_status(&n->stats, getpid(), n->o->idle_ms,
+					answer, size) < 0)
+			snprintf(answer, size, "{\"error\":\"too long\"}\n");
+		return;
+	}
+	if (!strcmp(req, "pause") || !strncmp(req, "pause ", 6)) {
+		const char *arg = req[5] ? req + 6 : NULL;
+
+		if (arg && (napd_parse_duration_ms(arg, PAUSE_MS_MAX, &ms) ||
+			    !ms)) {
+			snprintf(answer, size,
+				 "{\"error\":\"bad pause duration '%.40s' (500ms, 5s, 10min, 2h; up to 30 days)\"}\n",
+				 arg);
+			return;
+		}
+		n->paused = true;
+		n->pause_until = arg ? now + ms * 1000000ULL : 0;
+		if (arg) {
+			napd_log(LOG_INFO, "paused by napctl for %lu ms", ms);
+			snprintf(answer, size,
+				 "{\"paused\":true,\"for_ms\":%lu}\n", ms);
+		} else {
+			napd_log(LOG_INFO, "paused by napctl until napctl resume");
+			snprintf(answer, size,
+				 "{\"paused\":true,\"for_ms\":null}\n");
+		}
+		return;
+	}
+	if (!strcmp(req, "resume")) {
+		bool was = n->paused;
+
+		n->paused = false;
+		if (was)
+			napd_log(LOG_INFO, "resumed by napctl");
+		snprintf(answer, size, "{\"paused\":false,\"was_paused\":%s}\n",
+			 was ? "true" : "false");
+		return;
+	}
+	snprintf(answer, size,
+		 "{\"error\":\"unknown request '%.40s' (status, pause [DURATION], resume)\"}\n",
+		 req);
+}
+
+/* Sleep @us, answering status socket requests that come in meanwhile. */
 static void poll_sleep(struct napd *n, unsigned long us)
 {
 	struct timespec ts = {
@@ -734,14 +838,8 @@ static void poll_sleep(struct napd *n, unsigned long us)
 	struct pollfd pfd = { .fd = n->ctl_fd, .events = POLLIN };
 
 	/* An interrupting signal just ends the sleep early. */
-	if (ppoll(&pfd, n->ctl_fd >= 0, &ts, NULL) > 0) {
-		char msg[2048];
-
-		if (stats_format_status(&n->stats, getpid(), n->o->idle_ms,
-					msg, sizeof(msg)) < 0)
-			snprintf(msg, sizeof(msg), "{\"error\":\"too long\"}\n");
-		ctl_serve(n->ctl_fd, msg);
-	}
+	if (ppoll(&pfd, n->ctl_fd >= 0, &ts, NULL) > 0)
+		ctl_serve(n->ctl_fd, handle_ctl, n);
 }
 
 /*
@@ -1031,6 +1129,8 @@ static int start(struct napd *n)
 	       fmt_ms(o->max_nap_ms, bound_s, sizeof(bound_s)) : "",
 	       n->timers_on ? "followed" : !o->systemd_timers ? "off" :
 	       n->alarm_fd < 0 ? "no alarm timer" : "no systemd");
+	logmsg(n, LOG_INFO, "logind sleep inhibitors: %s; status socket %s",
+	       o->inhibitors ? o->inhibit_dir : "ignored", o->status_socket);
 	logmsg(n, LOG_INFO, "idle checks: cpu-max %lu%%, runnable-max %lu, disk %s, %d process name%s, %d UDP port%s",
 	       o->cpu_max, o->runnable_max,
 	       o->disk_check && n->have_diskstats ? "yes" : "no",
@@ -1041,11 +1141,12 @@ static int start(struct napd *n)
 
 static int status_client(const struct napd_opts *o)
 {
-	int ret = ctl_query(o->status_socket, stdout, 30);
+	int ret = ctl_query(o->status_socket, "status", stdout, 30);
+	char why[PATH_MAX + 256];
 
 	if (ret) {
-		napd_log(LOG_ERR, "no answer from %s: %s (is napd running?)",
-			o->status_socket, strerror(-ret));
+		ctl_explain(o->status_socket, ret, 30, why, sizeof(why));
+		napd_log(LOG_ERR, "%s", why);
 		return 1;
 	}
 	return 0;
@@ -1122,6 +1223,28 @@ static int open_alarm(struct napd *n)
 	return 0;
 }
 
+/*
+ * The status socket's group: socket-group, or "napd" if /etc/group has
+ * one; none (root only) otherwise.  A socket-group that does not exist
+ * is an error.
+ */
+static int socket_gid(const struct napd_opts *o, gid_t *gid)
+{
+	const char *name = o->socket_group ? o->socket_group :
+			   NAPD_SOCKET_GROUP_DEFAULT;
+	long g = ctl_group_gid("/etc/group", name);
+
+	*gid = (gid_t)-1;
+	if (g < 0 && o->socket_group) {
+		napd_log(LOG_ERR, "socket-group '%s': no such group in /etc/group",
+			 name);
+		return -1;
+	}
+	if (g >= 0)
+		*gid = g;
+	return 0;
+}
+
 static struct napd_opts o;
 
 static void free_opts(void)
@@ -1135,6 +1258,7 @@ int main(int argc, char *argv[])
 	char err[8192], status[192], devs[160];
 	int ret = 0, state_fd = -1, i;
 	bool restore_failed = false;
+	gid_t gid;
 
 	ret = napd_load_opts(&o, argc, argv, err, sizeof(err));
 	if (o.check_config) {
@@ -1190,7 +1314,9 @@ int main(int argc, char *argv[])
 	}
 
 	/* Before any change: a second napd must leave the first's alone. */
-	n.ctl_fd = ctl_listen(o.status_socket, err, sizeof(err));
+	if (socket_gid(&o, &gid))
+		return 1;
+	n.ctl_fd = ctl_listen(o.status_socket, gid, err, sizeof(err));
 	if (n.ctl_fd < 0) {
 		napd_log(LOG_ERR, "%s", err);
 		return 1;

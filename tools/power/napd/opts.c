@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inhibit.h"
 #include "opts.h"
 #include "sysfs.h"
 
@@ -62,6 +63,12 @@ const char napd_usage[] =
 "                       bound; default 5s) with an alarm timer\n"
 "  --systemd-timers yes|no  end a nap when the next systemd timer is due\n"
 "                       (default yes; nothing without systemd)\n"
+"  --inhibitors yes|no  no nap while a logind sleep inhibitor lock is held\n"
+"                       (systemd-inhibit --what=sleep; default yes)\n"
+"  --inhibit-dir DIR    logind's lock files (default /run/systemd/inhibit)\n"
+"  --socket-group NAME  the group that may use the status socket (mode\n"
+"                       0660; default napd if /etc/group has it, else\n"
+"                       root only)\n"
 "  --log                log one line per nap and per held back nap\n"
 "  --max-naps N         exit after N naps\n"
 "  --sysfs-root DIR     sysfs mount point (default /sys)\n"
@@ -203,7 +210,8 @@ enum opt_id {
 	OPT_CPU_MAX, OPT_RUNNABLE_MAX, OPT_DISK_CHECK, OPT_CONFIG,
 	OPT_STATUS_SOCKET, OPT_STATUS, OPT_WAKE_ON, OPT_CHECK_CONFIG,
 	OPT_STATE_DIR, OPT_RESTORE, OPT_METRICS_FILE, OPT_METRICS_INTERVAL,
-	OPT_MAX_NAP, OPT_SYSTEMD_TIMERS,
+	OPT_MAX_NAP, OPT_SYSTEMD_TIMERS, OPT_INHIBITORS, OPT_INHIBIT_DIR,
+	OPT_SOCKET_GROUP,
 	OPT_NR
 };
 
@@ -246,6 +254,9 @@ static const struct {
 	{ "metrics-interval",	OPT_METRICS_INTERVAL,	ARG },
 	{ "max-nap",		OPT_MAX_NAP,		ARG },
 	{ "systemd-timers",	OPT_SYSTEMD_TIMERS,	ARG },
+	{ "inhibitors",		OPT_INHIBITORS,		ARG },
+	{ "inhibit-dir",	OPT_INHIBIT_DIR,	ARG },
+	{ "socket-group",	OPT_SOCKET_GROUP,	ARG },
 	{ "restore",		OPT_RESTORE,		NOCONF },
 	{ "help",		OPT_HELP,		NOCONF },
 	{ "version",		OPT_VERSION,		NOCONF },
@@ -483,6 +494,26 @@ static int apply_opt(struct napd_opts *o, enum opt_id id, const char *pfx,
 			return fail(err, errlen, "bad %s%s '%s' (yes or no)",
 				    pfx, name, arg);
 		return 0;
+	case OPT_INHIBITORS:
+		if (parse_bool(arg, &o->inhibitors))
+			return fail(err, errlen, "bad %s%s '%s' (yes or no)",
+				    pfx, name, arg);
+		return 0;
+	case OPT_INHIBIT_DIR:
+		if (*arg != '/')
+			return fail(err, errlen,
+				    "bad %s%s '%s' (an absolute path)", pfx,
+				    name, arg);
+		o->inhibit_dir = arg;
+		return 0;
+	case OPT_SOCKET_GROUP:
+		/* a group name as /etc/group has it */
+		if (!*arg || strlen(arg) > 32 || strpbrk(arg, ":/ \t,"))
+			return fail(err, errlen,
+				    "bad %s%s '%s' (a group name of 1..32 characters)",
+				    pfx, name, arg);
+		o->socket_group = arg;
+		return 0;
 	case OPT_CHECK_CONFIG:
 		if (arg && !*arg)
 			return fail(err, errlen, "empty %s%s", pfx, name);
@@ -510,6 +541,8 @@ static void set_defaults(struct napd_opts *o)
 	o->metrics_interval = NAPD_METRICS_INTERVAL_DEFAULT;
 	o->max_nap_ms = NAPD_MAX_NAP_MS_DEFAULT;
 	o->systemd_timers = true;
+	o->inhibitors = true;
+	o->inhibit_dir = NAPD_INHIBIT_DIR_DEFAULT;
 }
 
 /* argv on top of @o; @seen gets a bit per option id given. */
@@ -862,6 +895,15 @@ static void take_opt(struct napd_opts *dst, const struct napd_opts *src,
 		break;
 	case OPT_SYSTEMD_TIMERS:
 		dst->systemd_timers = src->systemd_timers;
+		break;
+	case OPT_INHIBITORS:
+		dst->inhibitors = src->inhibitors;
+		break;
+	case OPT_INHIBIT_DIR:
+		dst->inhibit_dir = src->inhibit_dir;
+		break;
+	case OPT_SOCKET_GROUP:
+		dst->socket_group = src->socket_group;
 		break;
 	case OPT_CHECK_CONFIG:
 		dst->check_config = src->check_config;

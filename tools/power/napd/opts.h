@@ -66,6 +66,9 @@ struct napd_opts {
 	unsigned long metrics_interval;	/* s between writes */
 	unsigned long max_nap_ms;	/* longest nap; 0: unbounded */
 	bool systemd_timers;		/* wake for the next systemd timer */
+	bool inhibitors;		/* honour logind sleep inhibitors */
+	const char *inhibit_dir;	/* logind's lock files */
+	const char *socket_group;	/* NULL: "napd" if there is one */
 	bool dry_run;
 	bool stats;
 	bool log;

@@ -13,6 +13,7 @@ void stats_init(struct napd_stats *st)
 	st->last_wake_irq = -1;
 	st->last_latency_ns = -1;
 	st->last_blocked = -1;
+	st->pause_left_ms = -1;
 }
 
 void stats_wake_irq(struct napd_stats *st, unsigned int irq)
@@ -113,9 +114,16 @@ int stats_format_status(const struct napd_stats *st, long pid,
 		return -1;
 	put(&b, "{\"pid\":%ld,\"idle_ms\":%lu,\"naps\":%lu,\"aborted\":%lu,"
 	    "\"handshake_refused\":%lu,\"asleep_ns\":%llu,\"alarm_wakes\":%lu,"
-	    "\"last_wake_irq\":",
+	    "\"paused\":",
 	    pid, idle_ms, st->naps, st->aborted, st->refused, st->nap_ns,
 	    st->alarm_wakes);
+	if (st->pause_left_ms == -1)
+		put(&b, "null");
+	else if (st->pause_left_ms < 0)
+		put(&b, "{\"left_ms\":null}");
+	else
+		put(&b, "{\"left_ms\":%lld}", st->pause_left_ms);
+	put(&b, ",\"last_wake_irq\":");
 	put_opt(&b, st->last_wake_irq);
 	put(&b, ",\"last_wake_latency_ns\":");
 	put_opt(&b, st->last_latency_ns);

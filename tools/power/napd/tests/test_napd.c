@@ -36,6 +36,7 @@
 #include "checks.h"
 #include "ctl.h"
 #include "diag.h"
+#include "inhibit.h"
 #include "notify.h"
 #include "irqs.h"
 #include "opts.h"
@@ -1674,6 +1675,58 @@ static void test_setup_alarmtimer(void)
 	CHECK(!napd_restore(&s));
 }
 
+/* ---- logind sleep inhibitors ---- */
+
+static const char lock_sleep[] =
+	"# This is private data. Do not parse.\n"
+	"WHAT=shutdown:sleep\nMODE=block\nUID=0\nPID=99\n"
+	"WHO=backup\nWHY=nightly backup\nFIFO=/run/systemd/inhibit/7.ref\n";
+
+static void test_inhibit_parse(void)
+{
+	char why[192] = "";
+
+	CHECK(inhibit_parse(lock_sleep, why, sizeof(why)) == 1);
+	CHECK_STR(why, "sleep inhibitor held by backup (pid 99): nightly backup");
+	/* delay mode only delays logind's own suspend; napd does not ask */
+	CHECK(inhibit_parse("WHAT=sleep\nMODE=delay\n", why, sizeof(why)) == 0);
+	CHECK(inhibit_parse("WHAT=shutdown:idle\nMODE=block\n", why,
+			    sizeof(why)) == 0);
+	/* a whole word of the list, not a part of one */
+	CHECK(inhibit_parse("WHAT=sleepy\nMODE=block\n", why, sizeof(why)) == 0);
+	CHECK(inhibit_parse("WHAT=sleep\nMODE=block\n", why, sizeof(why)) == 1);
+	CHECK_STR(why, "sleep inhibitor held by ? (pid ?)");
+	CHECK(inhibit_parse("", why, sizeof(why)) == 0);
+}
+
+static void test_inhibit_dir(void)
+{
+	const char *t = new_tree("inhibit");
+	char dir[PATH_MAX], fifo[PATH_MAX], why[192];
+
+	path_fmt(dir, sizeof(dir), "%s/inhibit", t);
+	/* no logind: no directory, no lock */
+	CHECK(inhibit_sleep_held(dir, why, sizeof(why)) == 0);
+	mkdir_p("%s", dir);
+	put("WHAT=shutdown\nMODE=block\nWHO=a\n", "%s/3", dir);
+	put("WHAT=sleep\nMODE=delay\nWHO=b\n", "%s/4", dir);
+	/* each lock's FIFO sits beside it: never opened for reading */
+	path_fmt(fifo, sizeof(fifo), "%s/3.ref", dir);
+	CHECK(!mkfifo(fifo, 0600));
+	path_fmt(fifo, sizeof(fifo), "%s/7.ref", dir);
+	CHECK(!mkfifo(fifo, 0600));
+	CHECK(inhibit_sleep_held(dir, why, sizeof(why)) == 0);
+	put(lock_sleep, "%s/7", dir);
+	CHECK(inhibit_sleep_held(dir, why, sizeof(why)) == 1);
+	CHECK_STR(why, "sleep inhibitor held by backup (pid 99): nightly backup");
+	/* a FIFO that is not named .ref does not block the walk either */
+	path_fmt(fifo, sizeof(fifo), "%s/8", dir);
+	CHECK(!mkfifo(fifo, 0600));
+	path_fmt(fifo, sizeof(fifo), "%s/7", dir);
+	unlink(fifo);
+	CHECK(inhibit_sleep_held(dir, why, sizeof(why)) == 0);
+}
+
 /* ---- config file ---- */
 
 static void test_config_good(void)
@@ -2074,8 +2127,15 @@ static void test_notify_send(void)
 	CHECK(notify_send(path, "READY=1\n") < 0);
 }
 
+static void echo_req(void *ctx, const char *req, char *answer, size_t size)
+{
+	(void)ctx;
+	snprintf(answer, size, "{\"req\":\"%s\"}\n", req);
+}
+
 static void test_status_json(void)
 {
+	struct stat sst;
 	struct napd_stats st;
 	char buf[1024], path[PATH_MAX], err[256];
 	FILE *f;
@@ -2085,10 +2145,12 @@ static void test_status_json(void)
 	CHECK(stats_format_status(&st, 42, 50, buf, sizeof(buf)) > 0);
 	CHECK_STR(buf, "{\"pid\":42,\"idle_ms\":50,\"naps\":0,\"aborted\":0,"
 		  "\"handshake_refused\":0,\"asleep_ns\":0,\"alarm_wakes\":0,"
+		  "\"paused\":null,"
 		  "\"last_wake_irq\":null,\"last_wake_latency_ns\":null,"
 		  "\"last_blocked\":null,\"blocked\":{\"connections\":0,"
 		  "\"packets\":0,\"udp\":0,\"process\":0,\"cpu\":0,"
-		  "\"runnable\":0,\"disk\":0,\"handshake\":0},"
+		  "\"runnable\":0,\"disk\":0,\"handshake\":0,"
+		  "\"inhibitor\":0,\"paused\":0},"
 		  "\"wake_irqs\":{}}\n");
 	st.naps = 3;
 	st.nap_ns = 1500;
@@ -2104,12 +2166,19 @@ static void test_status_json(void)
 	CHECK(strstr(buf, "\"cpu\":2,"));
 	CHECK(strstr(buf, "\"wake_irqs\":{\"25\":1}}"));
 	CHECK(stats_format_status(&st, 42, 50, buf, 40) == -1);
+	st.pause_left_ms = 1500;
+	CHECK(stats_format_status(&st, 42, 50, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "\"paused\":{\"left_ms\":1500},"));
+	st.pause_left_ms = -2;
+	CHECK(stats_format_status(&st, 42, 50, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "\"paused\":{\"left_ms\":null},"));
 
 	/* the socket: serve one answer, refuse a second live listener */
 	path_fmt(path, sizeof(path), "%s/ctl.sock", tmp_root);
-	fd = ctl_listen(path, err, sizeof(err));
+	fd = ctl_listen(path, -1, err, sizeof(err));
 	CHECK(fd >= 0);
-	fd2 = ctl_listen(path, err, sizeof(err));
+	CHECK(!stat(path, &sst) && (sst.st_mode & 0777) == 0600);
+	fd2 = ctl_listen(path, -1, err, sizeof(err));
 	CHECK(fd2 < 0 && strstr(err, "another napd"));
 	if (fd >= 0) {
 		int s = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -2118,24 +2187,39 @@ static void test_status_json(void)
 		ssize_t n;
 
 		strcpy(sa.sun_path, path);
+		/* a client that sends nothing: request "", after a wait */
 		CHECK(!connect(s, (struct sockaddr *)&sa, sizeof(sa)));
-		ctl_serve(fd, "{\"x\":1}\n");
+		ctl_serve(fd, echo_req, NULL);
 		n = read(s, got, sizeof(got) - 1);
-		CHECK(n == 8);
+		got[n > 0 ? n : 0] = '\0';
+		CHECK_STR(got, "{\"req\":\"\"}\n");
+		close(s);
+		/* one that sends its line first */
+		s = socket(AF_UNIX, SOCK_STREAM, 0);
+		CHECK(!connect(s, (struct sockaddr *)&sa, sizeof(sa)));
+		CHECK(write(s, "pause 5s\r\n", 10) == 10);
+		ctl_serve(fd, echo_req, NULL);
+		n = read(s, got, sizeof(got) - 1);
+		got[n > 0 ? n : 0] = '\0';
+		CHECK_STR(got, "{\"req\":\"pause 5s\"}\n");
 		close(s);
 		close(fd);	/* "killed": the socket file stays */
 	}
-	/* a stale socket file is replaced */
-	fd = ctl_listen(path, err, sizeof(err));
+	/* a stale socket file is replaced; a group's socket is 0660 */
+	fd = ctl_listen(path, getgid(), err, sizeof(err));
 	CHECK(fd >= 0);
+	CHECK(!stat(path, &sst) && (sst.st_mode & 0777) == 0660 &&
+	      sst.st_gid == getgid());
 	ctl_close(fd, path);
 	CHECK(!path_exists(path));
 	f = fopen("/dev/null", "w");
-	CHECK(ctl_query(path, f, 1) < 0);
+	CHECK(ctl_query(path, "status", f, 1) == -ENOENT);
 	fclose(f);
+	ctl_explain(path, -ENOENT, 30, err, sizeof(err));
+	CHECK(strstr(err, "does not exist: napd is not running"));
 	/* not a socket: refused, not removed */
 	put("x", "%s", path);
-	CHECK(ctl_listen(path, err, sizeof(err)) < 0);
+	CHECK(ctl_listen(path, -1, err, sizeof(err)) < 0);
 	CHECK(path_exists(path));
 	unlink(path);
 }
@@ -2262,7 +2346,8 @@ static char ctl_sock[PATH_MAX];
 	"--wake-dev", "eth0", "--idle-ms", "5", "--keep-awake",		\
 	"ttyS0", "--sysfs-root", sys, "--proc-root", proc, "--stats",	\
 	"--config", "/dev/null", "--status-socket", ctl_sock,		\
-	"--state-dir", state_dir
+	"--state-dir", state_dir, "--inhibitors", "no",			\
+	"--systemd-timers", "no"
 
 static void check_restored(const char *t)
 {
@@ -2750,7 +2835,7 @@ static void query(char *buf, size_t size)
 {
 	FILE *f = fmemopen(buf, size, "w");
 
-	if (!f || ctl_query(ctl_sock, f, 5))
+	if (!f || ctl_query(ctl_sock, "status", f, 5))
 		snprintf(buf, size, "(no answer)");
 	if (f)
 		fclose(f);
@@ -3373,6 +3458,158 @@ static void test_napd_metrics(void)
 	check_restored(t);
 }
 
+/* ---- napctl and sleep inhibitors against the napd binary ---- */
+
+/* napctl ARGS... on the test's socket: its exit status, output to @out. */
+static int napctl(const char *out, ...)
+{
+	char bin[PATH_MAX], *argv[8];
+	const char *slash = strrchr(napd_bin, '/');
+	int status, i = 0;
+	va_list ap;
+	pid_t pid;
+
+	path_fmt(bin, sizeof(bin), "%.*snapctl",
+		 slash ? (int)(slash - napd_bin + 1) : 0, napd_bin);
+	argv[i++] = bin;
+	argv[i++] = "--socket";
+	argv[i++] = ctl_sock;
+	va_start(ap, out);
+	while (i < 7 && (argv[i] = va_arg(ap, char *)))
+		i++;
+	va_end(ap);
+	argv[i] = NULL;
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(bin, argv);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+struct ctl_run {
+	struct fake_run r;
+	char lock[PATH_MAX], ctl_out[PATH_MAX];
+	const char *pause;	/* napctl pause's DURATION, or NULL */
+	int paused_at, unlocked_at, resumed_at;
+};
+
+/*
+ * A sleep inhibitor holds naps off from the start.  Once napd logged
+ * that, napctl pauses it; then the lock goes; then, without a DURATION,
+ * napctl resumes it some 200 ms later.
+ */
+static void ctl_tick(void *arg)
+{
+	struct ctl_run *c = arg;
+
+	c->r.ticks++;
+	if (!c->paused_at) {
+		/* the lock seen first, then the pause */
+		if (out_has_quiet(c->r.out, "held back by inhibitor") &&
+		    napctl(c->ctl_out, "pause", c->pause, NULL) == 0)
+			c->paused_at = c->r.ticks;
+		return;
+	}
+	if (!c->unlocked_at && c->r.ticks >= c->paused_at + 5) {
+		unlink(c->lock);
+		c->unlocked_at = c->r.ticks;
+	}
+	if (!c->pause && !c->resumed_at && c->unlocked_at &&
+	    c->r.ticks >= c->unlocked_at + 20 &&
+	    napctl(c->ctl_out, "resume", NULL) == 0)
+		c->resumed_at = c->r.ticks;
+}
+
+static void ctl_run_start(struct ctl_run *c, const char *name,
+			  const char *pause)
+{
+	static char dir[PATH_MAX];
+
+	memset(c, 0, sizeof(*c));
+	fake_run(&c->r, name, "--max-naps", "2", NULL);
+	path_fmt(dir, sizeof(dir), "%s/inhibit", c->r.t);
+	/* after NAPD_ARGS' "--inhibitors no": the last one wins */
+	c->r.argv[c->r.argc++] = "--inhibitors";
+	c->r.argv[c->r.argc++] = "yes";
+	c->r.argv[c->r.argc++] = "--inhibit-dir";
+	c->r.argv[c->r.argc++] = dir;
+	c->r.argv[c->r.argc] = NULL;
+	path_fmt(c->lock, sizeof(c->lock), "%s/7", dir);
+	put(lock_sleep, "%s", c->lock);
+	path_fmt(c->ctl_out, sizeof(c->ctl_out), "%s/napctl.out", c->r.t);
+	c->pause = pause;
+}
+
+/* @a is in the output before @b. */
+static bool out_before(const char *out, const char *a, const char *b)
+{
+	char *text = read_whole(out);
+	const char *pa = text ? strstr(text, a) : NULL;
+	const char *pb = text ? strstr(text, b) : NULL;
+	bool ok = pa && pb && pa < pb;
+
+	if (!ok)
+		printf("# not '%s' before '%s' in:\n# %s\n", a, b,
+		       text ? text : "(none)");
+	free(text);
+	return ok;
+}
+
+static void test_napd_inhibitor_pause(void)
+{
+	struct ctl_run c;
+
+	ctl_run_start(&c, "ctl-pause", NULL);
+	CHECK(run_napd_tick(c.r.argv, c.r.out, 0, ctl_tick, &c) == 0);
+	CHECK(c.paused_at && c.unlocked_at && c.resumed_at);
+	CHECK(out_has(c.r.out, "nap held back by inhibitor: sleep inhibitor held by backup (pid 99): nightly backup"));
+	CHECK(out_has(c.r.out, "nap held back by paused: paused by napctl until napctl resume"));
+	/* no nap before the resume, two after */
+	CHECK(out_before(c.r.out, "resumed by napctl", "nap 1 slept"));
+	CHECK(out_has(c.r.out, "{\"naps\":2,"));
+	CHECK(out_has(c.ctl_out, "{\"paused\":true,\"for_ms\":null}"));
+	CHECK(out_has(c.ctl_out, "{\"paused\":false,\"was_paused\":true}"));
+	check_restored(c.r.t);
+
+	/* a pause with an end: over by itself */
+	ctl_run_start(&c, "ctl-pause-for", "300ms");
+	CHECK(run_napd_tick(c.r.argv, c.r.out, 0, ctl_tick, &c) == 0);
+	CHECK(out_has(c.r.out, "nap held back by paused: paused by napctl for"));
+	CHECK(out_before(c.r.out, "pause over, napping again", "nap 1 slept"));
+	CHECK(out_has(c.r.out, "{\"naps\":2,"));
+	CHECK(out_has(c.ctl_out, "{\"paused\":true,\"for_ms\":300}"));
+	check_restored(c.r.t);
+}
+
+static void test_napctl_errors(void)
+{
+	const char *t = new_tree("napctl");
+	char out[PATH_MAX];
+
+	path_fmt(out, sizeof(out), "%s/out", t);
+	/* bad input: usage, exit 2, nothing sent */
+	CHECK(napctl(out, "pause", "5x", NULL) == 2);
+	CHECK(out_has(out, "napctl: bad DURATION '5x'"));
+	CHECK(out_has(out, "Usage: napctl"));
+	CHECK(napctl(out, "pause", "1s", "2s", NULL) == 2);
+	CHECK(napctl(out, "frobnicate", NULL) == 2);
+	CHECK(out_has(out, "unknown command 'frobnicate'"));
+	CHECK(napctl(out, "resume", "now", NULL) == 2);
+	CHECK(napctl(out, NULL) == 2);
+	/* no napd: says so */
+	unlink(ctl_sock);
+	CHECK(napctl(out, "status", NULL) == 1);
+	CHECK(out_has(out, "does not exist: napd is not running"));
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -3406,6 +3643,8 @@ static const struct {
 	{ "systemd_timers_query", test_timers_query, false },
 	{ "alarm_timerfd", test_alarm_timerfd, false },
 	{ "setup_keeps_alarmtimer_awake", test_setup_alarmtimer, false },
+	{ "inhibit_parse", test_inhibit_parse, false },
+	{ "inhibit_dir_fifo_safe", test_inhibit_dir, false },
 	{ "config_file", test_config_good, false },
 	{ "config_bad_file_line", test_config_bad, false },
 	{ "config_every_error_reported", test_config_all_errors, false },
@@ -3439,6 +3678,8 @@ static const struct {
 	{ "napd_journal_priorities", test_napd_journal, true },
 	{ "metrics_format", test_metrics_format, false },
 	{ "napd_metrics_file", test_napd_metrics, true },
+	{ "napd_inhibitor_and_napctl_pause", test_napd_inhibitor_pause, true },
+	{ "napctl_errors", test_napctl_errors, true },
 };
 
 int main(int argc, char *argv[])

@@ -1125,6 +1125,59 @@ HOST_TESTS.append(("napd: no nap under CPU load or a listed process, "
                    "--status, SIGHUP reload", t_napd_ops))
 
 
+# max-nap as issue 32 sets it: a nap ends by itself (napd's alarm timer),
+# with no request to end it.  The upper bound is max-nap and a second for
+# the nap's exit under TCG on a loaded host.
+MAX_NAP_S = 2.0
+MAX_NAP_SLACK_S = 1.0
+NAP_LINE = re.compile(r"napd: nap \d+ slept ([\d.]+) ms .*wake_irq=(\S+)")
+
+
+def t_napd_max_nap():
+    """With --max-nap 2s and not one request, napd naps again and again,
+    each nap ended by its alarm (wake_irq=alarm) within 2 s and a second,
+    and SIGTERM stops it with nothing but the alarm to wake it; settings
+    restored."""
+    g = pslib.Guest("/usr/share/pseudosleep/napd-run.sh --idle-ms 50 "
+                    "--log --stats --max-nap %gs" % MAX_NAP_S, timeout=600)
+    done = restored = None
+    try:
+        if not g.wait_line("^NAPD-STARTED", 180):
+            raise RuntimeError("napd did not start")
+        time.sleep(12)
+        g.signal("stop")
+        # No request: only the alarm can end the nap napd is in.
+        done = g.wait_line(r"^NAPD-EXIT (\d+)", 60)
+        restored = g.wait_line(r"^RESTORED (\w+)", 30)
+    finally:
+        g.finish()
+        console = g.console()
+        out = list(g.output)
+        g.cleanup()
+    naps = [(float(m.group(1)) / 1e3, m.group(2))
+            for m in (NAP_LINE.search(l) for l in out) if m]
+    alarm = [d for d, w in naps if w == "alarm"]
+    detail = "%d naps, %d ended by the alarm, longest %.2f s" % (
+        len(naps), len(alarm), max([d for d, _ in naps] or [0]))
+    if not done:
+        return "failed", detail + "; napd did not exit on SIGTERM " \
+            "without a request", console
+    if done.group(1) != "0":
+        return "failed", detail + "; napd exit " + done.group(1), console
+    if len(alarm) < 3:
+        return "failed", detail + "; fewer than 3 naps ended by the alarm", \
+            console
+    if max(alarm) > MAX_NAP_S + MAX_NAP_SLACK_S:
+        return "failed", detail + "; a nap outlasted max-nap", console
+    if not restored or restored.group(1) != "yes":
+        return "failed", detail + "; settings not restored", console
+    return "passed", detail + "; settings restored", console
+
+
+HOST_TESTS.append(("napd: --max-nap 2s ends naps by itself with no "
+                   "request, settings restored", t_napd_max_nap))
+
+
 def t_stress_short():
     """make stress's short form: 150 naps ended by requests in every phase,
     noise on an unarmed NIC, a 20 s nap, CPU hotplug, 400 + racing fuzz

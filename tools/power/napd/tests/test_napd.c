@@ -2135,6 +2135,7 @@ static void echo_req(void *ctx, const char *req, char *answer, size_t size)
 
 static void test_status_json(void)
 {
+	char gfile[PATH_MAX], gname[64];
 	struct stat sst;
 	struct napd_stats st;
 	char buf[1024], path[PATH_MAX], err[256];
@@ -2210,6 +2211,28 @@ static void test_status_json(void)
 	CHECK(fd >= 0);
 	CHECK(!stat(path, &sst) && (sst.st_mode & 0777) == 0660 &&
 	      sst.st_gid == getgid());
+	/* /etc/group by hand: napd is static, without NSS */
+	path_fmt(gfile, sizeof(gfile), "%s/group", tmp_root);
+	put("root:x:0:\nnapd:x:998:alice,bob\nbad:x:zz:\nnapdx:x:5:\n", "%s", gfile);
+	CHECK(ctl_group_gid(gfile, "napd") == 998);
+	CHECK(ctl_group_gid(gfile, "nap") == -1);
+	CHECK(ctl_group_gid(gfile, "bad") == -1);
+	ctl_group_name(gfile, 998, gname, sizeof(gname));
+	CHECK_STR(gname, "napd");
+	ctl_group_name(gfile, 7, gname, sizeof(gname));
+	CHECK_STR(gname, "gid 7");
+	unlink(gfile);
+	/* who may use it, when one may not */
+	ctl_explain(path, -EACCES, 30, err, sizeof(err));
+	CHECK(strstr(err, "permission denied on ") && strstr(err, "(mode 0660, group ") &&
+	      strstr(err, "run as root or as a member of group "));
+	CHECK(!chmod(path, 0600));
+	ctl_explain(path, -EACCES, 30, err, sizeof(err));
+	CHECK(strstr(err, "(mode 0600): root only; set socket-group"));
+	ctl_explain(path, -ECONNREFUSED, 30, err, sizeof(err));
+	CHECK(strstr(err, "nobody listens on ") && strstr(err, "napd is not running"));
+	ctl_explain(path, -ETIMEDOUT, 30, err, sizeof(err));
+	CHECK(strstr(err, "did not answer") && strstr(err, "within 30 s"));
 	ctl_close(fd, path);
 	CHECK(!path_exists(path));
 	f = fopen("/dev/null", "w");

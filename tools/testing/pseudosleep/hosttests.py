@@ -1178,6 +1178,106 @@ HOST_TESTS.append(("napd: --max-nap 2s ends naps by itself with no "
                    "request, settings restored", t_napd_max_nap))
 
 
+# Kept-alive connections (issue 32): 20 held open by the host, 100
+# requests on them at random gaps.
+KEEPALIVE_CONNS = 20
+KEEPALIVE_REQUESTS = 100
+
+
+def echo_roundtrip(c, msg):
+    """Send MSG on socket C and read its echo: the echo, or None."""
+    try:
+        c.sendall(msg)
+        got = b""
+        while not got.endswith(b"\n"):
+            part = c.recv(256)
+            if not part:
+                return None
+            got += part
+        return got
+    except OSError:
+        return None
+
+
+def t_napd_keepalive():
+    """20 kept-alive connections to an echo server in the guest stay open
+    and quiet: napd naps anyway (a quiet one is idle, not busy), and 100
+    requests on them at random gaps of 0.1-0.6 s, many meeting a nap, are
+    all answered on their connection; settings restored."""
+    import random
+    import socket
+    port = pslib.free_port()
+    g = pslib.Guest("NAPD_ECHO_PORT=8080 /usr/share/pseudosleep/napd-run.sh "
+                    "--port 8080 --idle-ms 50 --log --stats",
+                    fwd=["%d:8080" % port], timeout=900)
+    conns, times, answered, lost = [], [], 0, 0
+    done = restored = None
+    try:
+        if not g.wait_line("^NAPD-STARTED", 180):
+            raise RuntimeError("napd did not start")
+        time.sleep(0.5)
+        for i in range(KEEPALIVE_CONNS):
+            c = socket.create_connection(("127.0.0.1", port), timeout=15)
+            # one exchange: the guest side is up before the quiet part
+            if echo_roundtrip(c, b"hello %d\n" % i) != b"hello %d\n" % i:
+                raise RuntimeError("connection %d: no echo" % i)
+            conns.append(c)
+        time.sleep(2)
+        rnd = random.Random(32)
+        for i in range(KEEPALIVE_REQUESTS):
+            time.sleep(rnd.uniform(0.1, 0.6))
+            msg = b"request %d\n" % i
+            t0 = time.monotonic()
+            if echo_roundtrip(conns[rnd.randrange(len(conns))], msg) == msg:
+                answered += 1
+                times.append(time.monotonic() - t0)
+            else:
+                lost += 1
+        g.signal("stop")
+        # napd may be napping: a request on a kept connection wakes it.
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not done:
+            echo_roundtrip(conns[0], b"stop\n")
+            done = g.wait_line(r"^NAPD-EXIT (\d+)", 0.3)
+        restored = g.wait_line(r"^RESTORED (\w+)", 30)
+    finally:
+        for c in conns:
+            c.close()
+        g.finish()
+        console = g.console()
+        out = list(g.output)
+        g.cleanup()
+    stats = {}
+    for line in out:
+        if line.startswith('{"naps"'):
+            try:
+                stats = json.loads(line)
+            except ValueError:
+                pass
+    naps = stats.get("naps", 0)
+    times = sorted(times) or [0.0]
+    detail = "%d/%d answered on %d kept connections, %d lost, %d naps, " \
+        "median %.1f ms, max %.1f ms" % (
+            answered, KEEPALIVE_REQUESTS, KEEPALIVE_CONNS, lost, naps,
+            times[len(times) // 2] * 1e3, times[-1] * 1e3)
+    if lost or answered != KEEPALIVE_REQUESTS:
+        return "failed", detail, console
+    if not done or done.group(1) != "0":
+        return "failed", detail + "; napd exit %s" % (
+            done.group(1) if done else "none"), console
+    # Without the change not one nap: every connection counted as busy.
+    if naps < KEEPALIVE_REQUESTS // 4:
+        return "failed", detail + "; fewer than %d naps" % (
+            KEEPALIVE_REQUESTS // 4), console
+    if not restored or restored.group(1) != "yes":
+        return "failed", detail + "; settings not restored", console
+    return "passed", detail + "; settings restored", console
+
+
+HOST_TESTS.append(("napd: naps with 20 quiet kept-alive connections open; "
+                   "100 requests on them, none lost", t_napd_keepalive))
+
+
 def t_stress_short():
     """make stress's short form: 150 naps ended by requests in every phase,
     noise on an unarmed NIC, a 20 s nap, CPU hotplug, 400 + racing fuzz

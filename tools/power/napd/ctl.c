@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,8 @@ static int fill_addr(struct sockaddr_un *sa, const char *path)
 	return 0;
 }
 
-int ctl_listen(const char *path, gid_t gid, char *err, size_t errlen)
+int ctl_listen(const char *path, gid_t gid, bool *shared, char *err,
+	       size_t errlen)
 {
 	struct sockaddr_un sa;
 	struct stat st;
@@ -68,12 +70,19 @@ int ctl_listen(const char *path, gid_t gid, char *err, size_t errlen)
 	 * members may ask and pause, nobody else (the unit's UMask= would
 	 * leave it root's only; chmod sets it whatever the umask).
 	 */
-	if ((gid != (gid_t)-1 && chown(path, -1, gid)) ||
-	    chmod(path, gid != (gid_t)-1 ? 0660 : 0600)) {
-		snprintf(err, errlen,
-			 "cannot give %s to group %ld: %s%s", path,
-			 (long)gid, strerror(errno),
-			 errno == EPERM ? " (napd needs CAP_CHOWN for socket-group)" : "");
+	*shared = false;
+	if (gid != (gid_t)-1) {
+		if (chown(path, -1, gid))
+			snprintf(err, errlen,
+				 "cannot give %s to group %ld: %s%s", path,
+				 (long)gid, strerror(errno),
+				 errno == EPERM ? " (napd needs CAP_CHOWN and the chown system calls)" : "");
+		else
+			*shared = true;
+	}
+	if (chmod(path, *shared ? 0660 : 0600)) {
+		snprintf(err, errlen, "cannot chmod %s: %s", path,
+			 strerror(errno));
 		close(fd);
 		unlink(path);
 		return -1;

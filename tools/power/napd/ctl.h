@@ -8,6 +8,7 @@
 #ifndef NAPD_CTL_H
 #define NAPD_CTL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -16,11 +17,13 @@
 
 /*
  * Listen on @path, mode 0660 with group @gid, or 0600 (root only) if
- * @gid is -1.  A stale socket left by a killed napd is replaced; a live
- * one (it accepts connections) means another napd runs: error.  Returns
- * the non-blocking fd, or -1 with a message in @err.
+ * @gid is -1 or the group cannot be given: then *@shared is false, with
+ * the reason in @err.  A stale socket left by a killed napd is replaced;
+ * a live one (it accepts connections) means another napd runs: error.
+ * Returns the non-blocking fd, or -1 with a message in @err.
  */
-int ctl_listen(const char *path, gid_t gid, char *err, size_t errlen);
+int ctl_listen(const char *path, gid_t gid, bool *shared, char *err,
+	       size_t errlen);
 
 /*
  * Answer every pending connection on @fd: @handle gets the request line

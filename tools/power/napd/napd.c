@@ -624,6 +624,10 @@ static void update_timers(struct napd *n)
 		return;
 	n->timers_at = now;
 	ret = timers_query("systemctl", rt, TIMERS_TIMEOUT_MS, &n->timer_us);
+	if (ret == -EINTR) {
+		n->timers_at = 0;	/* a signal: stopping, or ask again */
+		return;
+	}
 	if (ret) {
 		n->timer_us = 0;
 		if (!n->timers_failing)
@@ -1257,7 +1261,7 @@ int main(int argc, char *argv[])
 	static struct napd n;
 	char err[8192], status[192], devs[160];
 	int ret = 0, state_fd = -1, i;
-	bool restore_failed = false;
+	bool restore_failed = false, shared;
 	gid_t gid;
 
 	ret = napd_load_opts(&o, argc, argv, err, sizeof(err));
@@ -1316,10 +1320,19 @@ int main(int argc, char *argv[])
 	/* Before any change: a second napd must leave the first's alone. */
 	if (socket_gid(&o, &gid))
 		return 1;
-	n.ctl_fd = ctl_listen(o.status_socket, gid, err, sizeof(err));
+	n.ctl_fd = ctl_listen(o.status_socket, gid, &shared, err, sizeof(err));
 	if (n.ctl_fd < 0) {
 		napd_log(LOG_ERR, "%s", err);
 		return 1;
+	}
+	/* An explicit socket-group must work; the default may fall back. */
+	if (gid != (gid_t)-1 && !shared) {
+		napd_log(o.socket_group ? LOG_ERR : LOG_WARNING, "%s%s", err,
+			 o.socket_group ? "" : "; the socket is root's only");
+		if (o.socket_group) {
+			ctl_close(n.ctl_fd, o.status_socket);
+			return 1;
+		}
 	}
 
 	/* Before any change, so that they are saved before they are made. */

@@ -2137,6 +2137,7 @@ static void test_status_json(void)
 {
 	char gfile[PATH_MAX], gname[64];
 	struct stat sst;
+	bool shared;
 	struct napd_stats st;
 	char buf[1024], path[PATH_MAX], err[256];
 	FILE *f;
@@ -2176,10 +2177,10 @@ static void test_status_json(void)
 
 	/* the socket: serve one answer, refuse a second live listener */
 	path_fmt(path, sizeof(path), "%s/ctl.sock", tmp_root);
-	fd = ctl_listen(path, -1, err, sizeof(err));
+	fd = ctl_listen(path, -1, &shared, err, sizeof(err));
 	CHECK(fd >= 0);
 	CHECK(!stat(path, &sst) && (sst.st_mode & 0777) == 0600);
-	fd2 = ctl_listen(path, -1, err, sizeof(err));
+	fd2 = ctl_listen(path, -1, &shared, err, sizeof(err));
 	CHECK(fd2 < 0 && strstr(err, "another napd"));
 	if (fd >= 0) {
 		int s = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -2207,9 +2208,9 @@ static void test_status_json(void)
 		close(fd);	/* "killed": the socket file stays */
 	}
 	/* a stale socket file is replaced; a group's socket is 0660 */
-	fd = ctl_listen(path, getgid(), err, sizeof(err));
+	fd = ctl_listen(path, getgid(), &shared, err, sizeof(err));
 	CHECK(fd >= 0);
-	CHECK(!stat(path, &sst) && (sst.st_mode & 0777) == 0660 &&
+	CHECK(shared && !stat(path, &sst) && (sst.st_mode & 0777) == 0660 &&
 	      sst.st_gid == getgid());
 	/* /etc/group by hand: napd is static, without NSS */
 	path_fmt(gfile, sizeof(gfile), "%s/group", tmp_root);
@@ -2242,7 +2243,7 @@ static void test_status_json(void)
 	CHECK(strstr(err, "does not exist: napd is not running"));
 	/* not a socket: refused, not removed */
 	put("x", "%s", path);
-	CHECK(ctl_listen(path, -1, err, sizeof(err)) < 0);
+	CHECK(ctl_listen(path, -1, &shared, err, sizeof(err)) < 0);
 	CHECK(path_exists(path));
 	unlink(path);
 }

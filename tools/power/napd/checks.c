@@ -21,6 +21,8 @@ static const char *const check_names[NR_CHECKS] = {
 	[CHECK_RUNNABLE] = "runnable",
 	[CHECK_DISK] = "disk",
 	[CHECK_HANDSHAKE] = "handshake",
+	[CHECK_INHIBITOR] = "inhibitor",
+	[CHECK_PAUSED] = "paused",
 };
 
 const char *check_name(enum napd_check c)

@@ -24,6 +24,8 @@ enum napd_check {
 	CHECK_RUNNABLE,		/* more than --runnable-max runnable tasks */
 	CHECK_DISK,		/* disk I/O in flight or done */
 	CHECK_HANDSHAKE,	/* wakeup_count write refused */
+	CHECK_INHIBITOR,	/* a logind sleep inhibitor lock is held */
+	CHECK_PAUSED,		/* napctl pause */
 	NR_CHECKS,
 };
 

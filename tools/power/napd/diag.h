@@ -1,14 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Count busy TCP connections on the served ports with NETLINK_SOCK_DIAG.
+ * TCP connections on the served ports, busy or idle, with NETLINK_SOCK_DIAG.
  */
 #ifndef NAPD_DIAG_H
 #define NAPD_DIAG_H
 
+#include <stdbool.h>
 #include <stddef.h>
+
+struct inet_diag_msg;
+struct tcp_info;
 
 struct diag {
 	int fd;
+};
+
+/* What a dump found on the served ports. */
+struct conn_count {
+	int busy;	/* moving data, bytes queued, or not established */
+	int idle;	/* established, quiet for the idle time: a kept-alive one */
 };
 
 /* Returns 0, or -errno when sock_diag is not available. */
@@ -16,18 +26,31 @@ int diag_open(struct diag *d);
 void diag_close(struct diag *d);
 
 /*
- * Number of IPv4 and IPv6 TCP sockets with a local port in @ports in a
- * busy state, or -errno (e.g. -ENOENT without the tcp_diag module) so the
- * caller can fall back to /proc/net/tcp.
+ * Count the IPv4 and IPv6 TCP sockets with a local port in @ports in a
+ * state that means a peer (everything but LISTEN and TIME_WAIT) into @c:
+ * idle if diag_conn_idle() says so for @idle_ms, busy otherwise.  0, or
+ * -errno (e.g. -ENOENT without the tcp_diag module) so the caller can
+ * fall back to /proc/net/tcp.
  */
-int diag_tcp_busy(struct diag *d, const unsigned short *ports, int nr);
+int diag_tcp_count(struct diag *d, const unsigned short *ports, int nr,
+		   unsigned long idle_ms, struct conn_count *c);
 
 /*
- * Account one recv() worth of SOCK_DIAG_BY_FAMILY replies in @buf:
- * busy sockets are added to @busy.  Returns 1 at the end of the dump, 0
- * if more is to come, -errno for an error reply.  Pure, for the tests.
+ * Is this an idle kept-alive connection?  ESTABLISHED, nothing unread
+ * (rqueue), unsent or unacknowledged (wqueue, tcpi_unacked), and no data
+ * received or sent nor ACK received for at least @idle_ms.  @ti is the
+ * INET_DIAG_INFO attribute of @len bytes, NULL if there was none: then
+ * it is busy, as is anything we cannot read.
+ */
+bool diag_conn_idle(const struct inet_diag_msg *m, const struct tcp_info *ti,
+		    size_t len, unsigned long idle_ms);
+
+/*
+ * Account one recv() worth of SOCK_DIAG_BY_FAMILY replies in @buf into
+ * @c.  Returns 1 at the end of the dump, 0 if more is to come, -errno
+ * for an error reply.  Pure, for the tests.
  */
 int diag_parse(const void *buf, size_t len, const unsigned short *ports,
-	       int nr, int *busy);
+	       int nr, unsigned long idle_ms, struct conn_count *c);
 
 #endif /* NAPD_DIAG_H */

@@ -33,15 +33,18 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "alarm.h"
 #include "checks.h"
 #include "ctl.h"
 #include "diag.h"
+#include "inhibit.h"
 #include "notify.h"
 #include "opts.h"
 #include "procnet.h"
 #include "setup.h"
 #include "stats.h"
 #include "sysfs.h"
+#include "timers.h"
 
 static volatile sig_atomic_t stop, reload;
 
@@ -75,6 +78,7 @@ struct napd {
 	struct napd_stats stats;
 	struct diag diag;
 	bool use_diag;
+	int conn_idle;			/* last dump: idle kept-alive ones */
 	char tcp[2][PATH_MAX];		/* /proc/net/tcp and tcp6 */
 	int rx_fds[NAPD_MAX_WAKE_DEVS];	/* as setup.rx_packets */
 	int rx6_fd;			/* wake_on=task: /proc/net/snmp6 */
@@ -82,7 +86,23 @@ struct napd {
 	unsigned long long quiet_since;	/* CLOCK_MONOTONIC ns */
 	unsigned long long metrics_at;	/* CLOCK_MONOTONIC ns, last write */
 	bool metrics_failing;		/* logged; quiet until it works */
+	int alarm_fd;			/* ends a bounded nap; -1: none */
+	bool timers_on;			/* asking systemd for its timers */
+	bool timers_failing;		/* logged; quiet until it works */
+	unsigned long long timer_us;	/* next systemd timer, realtime */
+	unsigned long long timers_at;	/* CLOCK_MONOTONIC ns, last asked */
+	bool paused;			/* napctl pause ... */
+	unsigned long long pause_until;	/* ... until CLOCK_MONOTONIC ns; 0: resume */
+	bool inhibit_failing;		/* logged; quiet until it works */
 };
+
+/* The longest napctl pause with an end. */
+#define PAUSE_MS_MAX	(30 * 86400000UL)
+
+/* Ask systemd again at most this often, and at least this often. */
+#define TIMERS_MIN_NS	1000000000ULL
+#define TIMERS_MAX_NS	60000000000ULL
+#define TIMERS_TIMEOUT_MS	5000
 
 static unsigned long long now_ns(clockid_t clk)
 {
@@ -228,14 +248,24 @@ static bool all_rx(struct napd *n, unsigned long long *rx)
 	return !ret;
 }
 
-/* Connections on the served ports: >0 busy, 0 none, -errno. */
+/*
+ * Connections on the served ports: >0 busy, 0 none, -errno.  Through
+ * sock_diag a kept-alive connection quiet for idle-ms is idle (counted in
+ * n->conn_idle); /proc/net/tcp has no last-data times, so there every
+ * open connection is busy.
+ */
 static int conn_busy(struct napd *n)
 {
+	n->conn_idle = 0;
 	if (n->use_diag) {
-		int ret = diag_tcp_busy(&n->diag, n->o->ports, n->o->nr_ports);
+		struct conn_count c;
+		int ret = diag_tcp_count(&n->diag, n->o->ports,
+					 n->o->nr_ports, n->o->idle_ms, &c);
 
-		if (ret >= 0)
-			return ret;
+		if (!ret) {
+			n->conn_idle = c.idle;
+			return c.busy;
+		}
 		napd_log(LOG_WARNING, "sock_diag failed (%s), reading %s",
 			strerror(-ret), n->tcp[0]);
 		diag_close(&n->diag);
@@ -285,8 +315,13 @@ static int activity(struct napd *n, bool full)
 		return CHECK_ERR(ret);
 	if (ret) {
 		n->conn_clean = false;
-		snprintf(n->why, sizeof(n->why), "%d connection%s open", ret,
-			 ret == 1 ? "" : "s");
+		if (n->use_diag)
+			snprintf(n->why, sizeof(n->why),
+				 "%d connection%s busy, %d idle", ret,
+				 ret == 1 ? "" : "s", n->conn_idle);
+		else
+			snprintf(n->why, sizeof(n->why), "%d connection%s open",
+				 ret, ret == 1 ? "" : "s");
 		return CHECK_CONN;
 	}
 	if (o->nr_udp_ports) {
@@ -302,7 +337,12 @@ static int activity(struct napd *n, bool full)
 			return CHECK_UDP;
 		}
 	}
-	n->conn_clean = have_rx;
+	/*
+	 * An idle connection may start sending with no packet in first (a
+	 * server push): only a dump with no connection at all stands for
+	 * the next ones.
+	 */
+	n->conn_clean = have_rx && !n->conn_idle;
 	n->conn_clean_rx = rx;
 	return -1;
 }
@@ -336,6 +376,45 @@ static int sample(struct napd *n, struct cpu_sample *cpu,
 	return 0;
 }
 
+/* napctl pause in force?  The reason goes to n->why. */
+static bool paused(struct napd *n)
+{
+	unsigned long long now = now_ns(CLOCK_MONOTONIC);
+
+	if (n->paused && n->pause_until && now >= n->pause_until) {
+		n->paused = false;
+		napd_log(LOG_INFO, "pause over, napping again");
+	}
+	if (!n->paused)
+		return false;
+	if (n->pause_until)
+		snprintf(n->why, sizeof(n->why),
+			 "paused by napctl for %.1f s more",
+			 (n->pause_until - now) / 1e9);
+	else
+		snprintf(n->why, sizeof(n->why),
+			 "paused by napctl until napctl resume");
+	return true;
+}
+
+/*
+ * A logind sleep inhibitor held?  A directory that cannot be read is
+ * logged once and counts as none: logind's own files, not ours.
+ */
+static bool inhibited(struct napd *n)
+{
+	int ret;
+
+	if (!n->o->inhibitors)
+		return false;
+	ret = inhibit_sleep_held(n->o->inhibit_dir, n->why, sizeof(n->why));
+	if (ret < 0 && !n->inhibit_failing)
+		napd_log(LOG_WARNING, "cannot read %s: %s; logind sleep inhibitors not seen",
+			 n->o->inhibit_dir, strerror(-ret));
+	n->inhibit_failing = ret < 0;
+	return ret > 0;
+}
+
 /*
  * The once-per-window checks, against the sample taken when the window
  * began.  Same return convention as activity(), or CHECK_WAIT; the new
@@ -367,7 +446,11 @@ static int idle_checks(struct napd *n)
 					 getpid(), n->why, sizeof(n->why)) : 0;
 	if (ret < 0)
 		return CHECK_ERR(ret);
-	if (ret) {
+	if (paused(n)) {
+		check = CHECK_PAUSED;
+	} else if (inhibited(n)) {
+		check = CHECK_INHIBITOR;
+	} else if (ret) {
 		check = CHECK_PROCESS;
 	} else if (o->cpu_max < 100 && use > o->cpu_max * 10) {
 		snprintf(n->why, sizeof(n->why),
@@ -425,7 +508,8 @@ static bool pseudo_value(struct napd *n, const char *name,
 	return !sysfs_read_ull(path, val);
 }
 
-static void after_nap(struct napd *n, unsigned long long slept_ns)
+static void after_nap(struct napd *n, unsigned long long slept_ns,
+		      bool alarm)
 {
 	unsigned long long dur, lat, irq;
 	bool have_irq, have_lat;
@@ -454,6 +538,9 @@ static void after_nap(struct napd *n, unsigned long long slept_ns)
 	if (have_irq) {
 		stats_wake_irq(&n->stats, irq);
 		snprintf(irq_s, sizeof(irq_s), "%llu", irq);
+	} else if (alarm) {
+		n->stats.alarm_wakes++;
+		snprintf(irq_s, sizeof(irq_s), "alarm");
 	}
 	if (have_lat)
 		snprintf(lat_s, sizeof(lat_s), "%llu", lat);
@@ -518,6 +605,63 @@ static void update_metrics(struct napd *n, bool force)
 	n->metrics_failing = ret != 0;
 }
 
+/*
+ * The next systemd timer: asked once a minute, and again once the one
+ * known has come due (not more than once a second).  A timer started
+ * in between is found within a minute; until then max-nap bounds how
+ * late it runs.
+ */
+static void update_timers(struct napd *n)
+{
+	unsigned long long now = now_ns(CLOCK_MONOTONIC);
+	unsigned long long rt = now_ns(CLOCK_REALTIME) / 1000;
+	int ret;
+
+	if (!n->timers_on || (n->timers_at &&
+	    (now - n->timers_at < TIMERS_MIN_NS ||
+	     (now - n->timers_at < TIMERS_MAX_NS &&
+	      (!n->timer_us || rt < n->timer_us)))))
+		return;
+	n->timers_at = now;
+	ret = timers_query("systemctl", rt, TIMERS_TIMEOUT_MS, &n->timer_us);
+	if (ret == -EINTR) {
+		n->timers_at = 0;	/* a signal: stopping, or ask again */
+		return;
+	}
+	if (ret) {
+		n->timer_us = 0;
+		if (!n->timers_failing)
+			napd_log(LOG_WARNING, "cannot list systemd timers (systemctl list-timers): %s; naps are bounded by max-nap only",
+				 strerror(-ret));
+		n->timers_failing = true;
+		return;
+	}
+	if (n->timers_failing)
+		napd_log(LOG_INFO, "systemd timers listed again");
+	n->timers_failing = false;
+}
+
+/* Arm the alarm for this nap; its length in ms, 0 for unbounded. */
+static unsigned long arm_bound(struct napd *n)
+{
+	unsigned long ms;
+	int ret;
+
+	if (n->alarm_fd < 0)
+		return 0;
+	ms = nap_bound_ms(n->o->max_nap_ms, n->timers_on ? n->timer_us : 0,
+			  now_ns(CLOCK_REALTIME) / 1000);
+	if (!ms)
+		return 0;
+	ret = alarm_arm(n->alarm_fd, ms);
+	if (ret) {
+		napd_log(LOG_ERR, "cannot arm the max-nap alarm: %s; nap not bounded",
+			 strerror(-ret));
+		return 0;
+	}
+	return ms;
+}
+
 enum { NAP_DONE, NAP_SKIPPED };
 
 /* One handshake and nap attempt.  NAP_* or -errno on a fatal error. */
@@ -525,7 +669,9 @@ static int try_nap(struct napd *n)
 {
 	struct napd_setup *s = &n->setup;
 	unsigned long long t0, entry;
+	unsigned long bound;
 	char count[32];
+	bool alarm;
 	int ret;
 
 	/* The kernel drops the arm of an IRQ whose handler went. */
@@ -608,13 +754,15 @@ static int try_nap(struct napd *n)
 	 */
 	if (stop)
 		return NAP_SKIPPED;
+	bound = arm_bound(n);
 	entry = now_ns(CLOCK_REALTIME);
 	t0 = now_ns(CLOCK_BOOTTIME);
 	ret = sysfs_write(s->state, "mem");
+	alarm = bound && alarm_disarm(n->alarm_fd);
 	if (!ret) {
 		n->stats.last_entry_ns = entry;
 		n->stats.last_exit_ns = now_ns(CLOCK_REALTIME);
-		after_nap(n, now_ns(CLOCK_BOOTTIME) - t0);
+		after_nap(n, now_ns(CLOCK_BOOTTIME) - t0, alarm);
 		return NAP_DONE;
 	}
 	if (ret == -EBUSY || ret == -EAGAIN) {
@@ -630,7 +778,61 @@ static int try_nap(struct napd *n)
 	return ret;
 }
 
-/* Sleep @us, answering --status queries that come in meanwhile. */
+/* One request on the status socket (see ctl.h), answered in @answer. */
+static void handle_ctl(void *ctx, const char *req, char *answer, size_t size)
+{
+	struct napd *n = ctx;
+	unsigned long long now = now_ns(CLOCK_MONOTONIC);
+	unsigned long ms;
+
+	if (!*req || !strcmp(req, "status")) {
+		paused(n);	/* an expired pause ends here too */
+		n->stats.pause_left_ms = !n->paused ? -1 : !n->pause_until ?
+			-2 : (long long)((n->pause_until - now) / 1000000);
+		if (stats_format_status(&n->stats, getpid(), n->o->idle_ms,
+					answer, size) < 0)
+			snprintf(answer, size, "{\"error\":\"too long\"}\n");
+		return;
+	}
+	if (!strcmp(req, "pause") || !strncmp(req, "pause ", 6)) {
+		const char *arg = req[5] ? req + 6 : NULL;
+
+		if (arg && (napd_parse_duration_ms(arg, PAUSE_MS_MAX, &ms) ||
+			    !ms)) {
+			snprintf(answer, size,
+				 "{\"error\":\"bad pause duration '%.40s' (500ms, 5s, 10min, 2h; up to 30 days)\"}\n",
+				 arg);
+			return;
+		}
+		n->paused = true;
+		n->pause_until = arg ? now + ms * 1000000ULL : 0;
+		if (arg) {
+			napd_log(LOG_INFO, "paused by napctl for %lu ms", ms);
+			snprintf(answer, size,
+				 "{\"paused\":true,\"for_ms\":%lu}\n", ms);
+		} else {
+			napd_log(LOG_INFO, "paused by napctl until napctl resume");
+			snprintf(answer, size,
+				 "{\"paused\":true,\"for_ms\":null}\n");
+		}
+		return;
+	}
+	if (!strcmp(req, "resume")) {
+		bool was = n->paused;
+
+		n->paused = false;
+		if (was)
+			napd_log(LOG_INFO, "resumed by napctl");
+		snprintf(answer, size, "{\"paused\":false,\"was_paused\":%s}\n",
+			 was ? "true" : "false");
+		return;
+	}
+	snprintf(answer, size,
+		 "{\"error\":\"unknown request '%.40s' (status, pause [DURATION], resume)\"}\n",
+		 req);
+}
+
+/* Sleep @us, answering status socket requests that come in meanwhile. */
 static void poll_sleep(struct napd *n, unsigned long us)
 {
 	struct timespec ts = {
@@ -640,14 +842,8 @@ static void poll_sleep(struct napd *n, unsigned long us)
 	struct pollfd pfd = { .fd = n->ctl_fd, .events = POLLIN };
 
 	/* An interrupting signal just ends the sleep early. */
-	if (ppoll(&pfd, n->ctl_fd >= 0, &ts, NULL) > 0) {
-		char msg[2048];
-
-		if (stats_format_status(&n->stats, getpid(), n->o->idle_ms,
-					msg, sizeof(msg)) < 0)
-			snprintf(msg, sizeof(msg), "{\"error\":\"too long\"}\n");
-		ctl_serve(n->ctl_fd, msg);
-	}
+	if (ppoll(&pfd, n->ctl_fd >= 0, &ts, NULL) > 0)
+		ctl_serve(n->ctl_fd, handle_ctl, n);
 }
 
 /*
@@ -704,8 +900,15 @@ static void do_reload(struct napd *n)
 		napd_log(LOG_ERR, "reload failed, settings kept: out of memory");
 		return;
 	}
+	if (n->alarm_fd < 0 && !o->dry_run &&
+	    (fresh.max_nap_ms || fresh.systemd_timers) &&
+	    !o->max_nap_ms && !o->systemd_timers)
+		napd_log(LOG_WARNING, "reload: max-nap and systemd-timers, off at start, take a restart");
 	napd_opts_free(o);
 	*o = fresh;
+	n->timers_on = n->alarm_fd >= 0 && o->systemd_timers &&
+		       timers_systemd_booted("/run");
+	n->timers_at = 0;
 	n->sampled = false;
 	n->conn_clean = false;	/* the ports may have changed */
 	napd_log(LOG_INFO, "reloaded: idle %lu ms, cpu-max %lu%%, runnable-max %lu, %d process name%s",
@@ -719,6 +922,7 @@ static int run(struct napd *n)
 {
 	int ret;
 
+	update_timers(n);
 	n->quiet_since = now_ns(CLOCK_MONOTONIC);
 	while (!stop) {
 		const struct napd_opts *o = n->o;
@@ -778,6 +982,8 @@ static int run(struct napd *n)
 		ret = try_nap(n);
 		if (ret < 0)
 			return ret;
+		/* Awake anyway: before the next window's CPU sample. */
+		update_timers(n);
 		/*
 		 * After a wake (or an aborted or refused attempt, or work
 		 * found at the last moment) stay up for idle-ms of quiet.
@@ -811,11 +1017,20 @@ static int install_signals(void)
 	return sigaction(SIGPIPE, &sa, NULL);
 }
 
+static const char *fmt_ms(unsigned long ms, char *buf, size_t size)
+{
+	if (ms % 1000)
+		snprintf(buf, size, "%lu ms", ms);
+	else
+		snprintf(buf, size, "%lu s", ms / 1000);
+	return buf;
+}
+
 static int start(struct napd *n)
 {
 	const struct napd_opts *o = n->o;
 	char irqs[SETTING_VAL_MAX] = "", path6[PATH_MAX], devs[160];
-	char nics[NAPD_MAX_NICS * 17] = "";
+	char nics[NAPD_MAX_NICS * 17] = "", bound_s[32];
 	const struct napd_setup *s = &n->setup;
 	bool detail;
 	int ret, i;
@@ -912,6 +1127,14 @@ static int start(struct napd *n)
 	       "any armed IRQ (wake_on=irq)",
 	       n->setup.rx_snmp ? "TCP segments for sockets and UDP datagrams" :
 	       "packets of the wake device");
+	logmsg(n, LOG_INFO, "naps end after %s%s; systemd timers: %s",
+	       o->max_nap_ms && n->alarm_fd >= 0 ? "at most " : "no bound",
+	       o->max_nap_ms && n->alarm_fd >= 0 ?
+	       fmt_ms(o->max_nap_ms, bound_s, sizeof(bound_s)) : "",
+	       n->timers_on ? "followed" : !o->systemd_timers ? "off" :
+	       n->alarm_fd < 0 ? "no alarm timer" : "no systemd");
+	logmsg(n, LOG_INFO, "logind sleep inhibitors: %s; status socket %s",
+	       o->inhibitors ? o->inhibit_dir : "ignored", o->status_socket);
 	logmsg(n, LOG_INFO, "idle checks: cpu-max %lu%%, runnable-max %lu, disk %s, %d process name%s, %d UDP port%s",
 	       o->cpu_max, o->runnable_max,
 	       o->disk_check && n->have_diskstats ? "yes" : "no",
@@ -922,11 +1145,12 @@ static int start(struct napd *n)
 
 static int status_client(const struct napd_opts *o)
 {
-	int ret = ctl_query(o->status_socket, stdout, 30);
+	int ret = ctl_query(o->status_socket, "status", stdout, 30);
+	char why[PATH_MAX + 256];
 
 	if (ret) {
-		napd_log(LOG_ERR, "no answer from %s: %s (is napd running?)",
-			o->status_socket, strerror(-ret));
+		ctl_explain(o->status_socket, ret, 30, why, sizeof(why));
+		napd_log(LOG_ERR, "%s", why);
 		return 1;
 	}
 	return 0;
@@ -977,6 +1201,54 @@ static int restore_saved(const struct napd_opts *o)
 	return 0;
 }
 
+/*
+ * The alarm for max-nap and systemd timers.  Without CAP_WAKE_ALARM napd
+ * refuses to start (the unit file grants it); a kernel without alarm
+ * timers (no RTC) only gets a warning: its naps cannot be bounded.
+ */
+static int open_alarm(struct napd *n)
+{
+	const struct napd_opts *o = n->o;
+
+	if ((!o->max_nap_ms && !o->systemd_timers) || o->dry_run)
+		return 0;
+	n->alarm_fd = alarm_open();
+	if (n->alarm_fd == -EPERM) {
+		napd_log(LOG_ERR, "max-nap and systemd-timers need CAP_WAKE_ALARM for an alarm timer (CLOCK_BOOTTIME_ALARM); run napd as root with it, or set max-nap = 0 and systemd-timers = no for unbounded naps");
+		return -1;
+	}
+	if (n->alarm_fd < 0) {
+		napd_log(LOG_WARNING, "no alarm timer (CLOCK_BOOTTIME_ALARM: %s): naps are not bounded",
+			 strerror(-n->alarm_fd));
+		n->alarm_fd = -1;
+		return 0;
+	}
+	n->timers_on = o->systemd_timers && timers_systemd_booted("/run");
+	return 0;
+}
+
+/*
+ * The status socket's group: socket-group, or "napd" if /etc/group has
+ * one; none (root only) otherwise.  A socket-group that does not exist
+ * is an error.
+ */
+static int socket_gid(const struct napd_opts *o, gid_t *gid)
+{
+	const char *name = o->socket_group ? o->socket_group :
+			   NAPD_SOCKET_GROUP_DEFAULT;
+	long g = ctl_group_gid("/etc/group", name);
+
+	*gid = (gid_t)-1;
+	if (g < 0 && o->socket_group) {
+		napd_log(LOG_ERR, "socket-group '%s': no such group in /etc/group",
+			 name);
+		return -1;
+	}
+	if (g >= 0)
+		*gid = g;
+	return 0;
+}
+
 static struct napd_opts o;
 
 static void free_opts(void)
@@ -989,7 +1261,8 @@ int main(int argc, char *argv[])
 	static struct napd n;
 	char err[8192], status[192], devs[160];
 	int ret = 0, state_fd = -1, i;
-	bool restore_failed = false;
+	bool restore_failed = false, shared;
+	gid_t gid;
 
 	ret = napd_load_opts(&o, argc, argv, err, sizeof(err));
 	if (o.check_config) {
@@ -1034,6 +1307,7 @@ int main(int argc, char *argv[])
 	n.rx6_fd = -1;
 	n.diag.fd = -1;
 	n.ctl_fd = -1;
+	n.alarm_fd = -1;
 	n.busy_check = -1;
 	stats_init(&n.stats);
 
@@ -1044,10 +1318,21 @@ int main(int argc, char *argv[])
 	}
 
 	/* Before any change: a second napd must leave the first's alone. */
-	n.ctl_fd = ctl_listen(o.status_socket, err, sizeof(err));
+	if (socket_gid(&o, &gid))
+		return 1;
+	n.ctl_fd = ctl_listen(o.status_socket, gid, &shared, err, sizeof(err));
 	if (n.ctl_fd < 0) {
 		napd_log(LOG_ERR, "%s", err);
 		return 1;
+	}
+	/* An explicit socket-group must work; the default may fall back. */
+	if (gid != (gid_t)-1 && !shared) {
+		napd_log(o.socket_group ? LOG_ERR : LOG_WARNING, "%s%s", err,
+			 o.socket_group ? "" : "; the socket is root's only");
+		if (o.socket_group) {
+			ctl_close(n.ctl_fd, o.status_socket);
+			return 1;
+		}
 	}
 
 	/* Before any change, so that they are saved before they are made. */
@@ -1058,6 +1343,13 @@ int main(int argc, char *argv[])
 			ctl_close(n.ctl_fd, o.status_socket);
 			return 1;
 		}
+	}
+
+	/* Bounded naps need an alarm clock: refused before changes. */
+	ret = open_alarm(&n);
+	if (ret) {
+		ctl_close(n.ctl_fd, o.status_socket);
+		return 1;
 	}
 
 	/* A metrics file that cannot be written: refused before changes. */
@@ -1103,6 +1395,8 @@ int main(int argc, char *argv[])
 	if (state_fd >= 0)
 		close(state_fd);
 	diag_close(&n.diag);
+	if (n.alarm_fd >= 0)
+		close(n.alarm_fd);
 	for (i = 0; i < NAPD_MAX_WAKE_DEVS; i++)
 		if (n.rx_fds[i] >= 0)
 			close(n.rx_fds[i]);

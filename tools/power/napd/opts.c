@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inhibit.h"
 #include "opts.h"
 #include "sysfs.h"
 
@@ -58,6 +59,16 @@ const char napd_usage[] =
 "  --metrics-file FILE  write Prometheus metrics for node_exporter's textfile\n"
 "                       collector to FILE (absolute, *.prom; default none)\n"
 "  --metrics-interval S seconds between metrics writes (1..3600, default 15)\n"
+"  --max-nap DURATION   end every nap after DURATION (500ms, 5s, 2min; 0: no\n"
+"                       bound; default 5s) with an alarm timer\n"
+"  --systemd-timers yes|no  end a nap when the next systemd timer is due\n"
+"                       (default yes; nothing without systemd)\n"
+"  --inhibitors yes|no  no nap while a logind sleep inhibitor lock is held\n"
+"                       (systemd-inhibit --what=sleep; default yes)\n"
+"  --inhibit-dir DIR    logind's lock files (default /run/systemd/inhibit)\n"
+"  --socket-group NAME  the group that may use the status socket (mode\n"
+"                       0660; default napd if /etc/group has it, else\n"
+"                       root only)\n"
 "  --log                log one line per nap and per held back nap\n"
 "  --max-naps N         exit after N naps\n"
 "  --sysfs-root DIR     sysfs mount point (default /sys)\n"
@@ -161,6 +172,37 @@ static int parse_ulong(const char *s, unsigned long min, unsigned long max,
 	return 0;
 }
 
+int napd_parse_duration_ms(const char *s, unsigned long max_ms,
+			   unsigned long *ms)
+{
+	static const struct {
+		const char *unit;
+		unsigned long ms;
+	} units[] = {
+		{ "", 1000 }, { "ms", 1 }, { "s", 1000 }, { "min", 60000 },
+		{ "h", 3600000 },
+	};
+	unsigned long v;
+	unsigned int i;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno)
+		return -1;
+	for (i = 0; i < ARRAY_SIZE(units); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		if (v > max_ms / units[i].ms)
+			return -1;
+		*ms = v * units[i].ms;
+		return 0;
+	}
+	return -1;
+}
+
 enum opt_id {
 	OPT_PORT, OPT_IDLE_MS, OPT_WAKE_DEV, OPT_MODE, OPT_KEEP_AWAKE,
 	OPT_DRY_RUN, OPT_STATS, OPT_LOG, OPT_MAX_NAPS, OPT_SYSFS_ROOT,
@@ -168,6 +210,8 @@ enum opt_id {
 	OPT_CPU_MAX, OPT_RUNNABLE_MAX, OPT_DISK_CHECK, OPT_CONFIG,
 	OPT_STATUS_SOCKET, OPT_STATUS, OPT_WAKE_ON, OPT_CHECK_CONFIG,
 	OPT_STATE_DIR, OPT_RESTORE, OPT_METRICS_FILE, OPT_METRICS_INTERVAL,
+	OPT_MAX_NAP, OPT_SYSTEMD_TIMERS, OPT_INHIBITORS, OPT_INHIBIT_DIR,
+	OPT_SOCKET_GROUP,
 	OPT_NR
 };
 
@@ -208,6 +252,11 @@ static const struct {
 	{ "state-dir",		OPT_STATE_DIR,		ARG | NOCONF },
 	{ "metrics-file",	OPT_METRICS_FILE,	ARG },
 	{ "metrics-interval",	OPT_METRICS_INTERVAL,	ARG },
+	{ "max-nap",		OPT_MAX_NAP,		ARG },
+	{ "systemd-timers",	OPT_SYSTEMD_TIMERS,	ARG },
+	{ "inhibitors",		OPT_INHIBITORS,		ARG },
+	{ "inhibit-dir",	OPT_INHIBIT_DIR,	ARG },
+	{ "socket-group",	OPT_SOCKET_GROUP,	ARG },
 	{ "restore",		OPT_RESTORE,		NOCONF },
 	{ "help",		OPT_HELP,		NOCONF },
 	{ "version",		OPT_VERSION,		NOCONF },
@@ -432,6 +481,39 @@ static int apply_opt(struct napd_opts *o, enum opt_id id, const char *pfx,
 				    name, arg);
 		o->metrics_interval = v;
 		return 0;
+	case OPT_MAX_NAP:
+		if (napd_parse_duration_ms(arg, NAPD_MAX_NAP_MS_MAX, &v) ||
+		    (v && v < 10))
+			return fail(err, errlen,
+				    "bad %s%s '%s' (0 for none, or 10ms..24h: 500ms, 5s, 2min)",
+				    pfx, name, arg);
+		o->max_nap_ms = v;
+		return 0;
+	case OPT_SYSTEMD_TIMERS:
+		if (parse_bool(arg, &o->systemd_timers))
+			return fail(err, errlen, "bad %s%s '%s' (yes or no)",
+				    pfx, name, arg);
+		return 0;
+	case OPT_INHIBITORS:
+		if (parse_bool(arg, &o->inhibitors))
+			return fail(err, errlen, "bad %s%s '%s' (yes or no)",
+				    pfx, name, arg);
+		return 0;
+	case OPT_INHIBIT_DIR:
+		if (*arg != '/')
+			return fail(err, errlen,
+				    "bad %s%s '%s' (an absolute path)", pfx,
+				    name, arg);
+		o->inhibit_dir = arg;
+		return 0;
+	case OPT_SOCKET_GROUP:
+		/* a group name as /etc/group has it */
+		if (!*arg || strlen(arg) > 32 || strpbrk(arg, ":/ \t,"))
+			return fail(err, errlen,
+				    "bad %s%s '%s' (a group name of 1..32 characters)",
+				    pfx, name, arg);
+		o->socket_group = arg;
+		return 0;
 	case OPT_CHECK_CONFIG:
 		if (arg && !*arg)
 			return fail(err, errlen, "empty %s%s", pfx, name);
@@ -457,6 +539,10 @@ static void set_defaults(struct napd_opts *o)
 	o->status_socket = NAPD_SOCKET_DEFAULT;
 	o->state_dir = NAPD_STATE_DIR_DEFAULT;
 	o->metrics_interval = NAPD_METRICS_INTERVAL_DEFAULT;
+	o->max_nap_ms = NAPD_MAX_NAP_MS_DEFAULT;
+	o->systemd_timers = true;
+	o->inhibitors = true;
+	o->inhibit_dir = NAPD_INHIBIT_DIR_DEFAULT;
 }
 
 /* argv on top of @o; @seen gets a bit per option id given. */
@@ -803,6 +889,21 @@ static void take_opt(struct napd_opts *dst, const struct napd_opts *src,
 		break;
 	case OPT_METRICS_INTERVAL:
 		dst->metrics_interval = src->metrics_interval;
+		break;
+	case OPT_MAX_NAP:
+		dst->max_nap_ms = src->max_nap_ms;
+		break;
+	case OPT_SYSTEMD_TIMERS:
+		dst->systemd_timers = src->systemd_timers;
+		break;
+	case OPT_INHIBITORS:
+		dst->inhibitors = src->inhibitors;
+		break;
+	case OPT_INHIBIT_DIR:
+		dst->inhibit_dir = src->inhibit_dir;
+		break;
+	case OPT_SOCKET_GROUP:
+		dst->socket_group = src->socket_group;
 		break;
 	case OPT_CHECK_CONFIG:
 		dst->check_config = src->check_config;

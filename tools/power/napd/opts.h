@@ -23,6 +23,8 @@
 #define NAPD_SOCKET_DEFAULT	"/run/napd.sock"
 #define NAPD_STATE_DIR_DEFAULT	"/run/napd"
 #define NAPD_METRICS_INTERVAL_DEFAULT	15
+#define NAPD_MAX_NAP_MS_DEFAULT	5000UL
+#define NAPD_MAX_NAP_MS_MAX	86400000UL	/* a day */
 
 enum napd_mode {
 	NAPD_MODE_PSEUDO,
@@ -62,6 +64,11 @@ struct napd_opts {
 	const char *state_dir;		/* saved originals; "": none */
 	const char *metrics_file;	/* Prometheus textfile; NULL: none */
 	unsigned long metrics_interval;	/* s between writes */
+	unsigned long max_nap_ms;	/* longest nap; 0: unbounded */
+	bool systemd_timers;		/* wake for the next systemd timer */
+	bool inhibitors;		/* honour logind sleep inhibitors */
+	const char *inhibit_dir;	/* logind's lock files */
+	const char *socket_group;	/* NULL: "napd" if there is one */
 	bool dry_run;
 	bool stats;
 	bool log;
@@ -115,6 +122,13 @@ int napd_load_opts(struct napd_opts *o, int argc, char *const argv[],
 		   char *err, size_t errlen);
 
 const char *napd_mode_name(enum napd_mode mode);
+
+/*
+ * A duration: digits with ms, s, min or h after them, or digits alone
+ * for seconds ("500ms", "5s", "5", "2min").  At most @max_ms.  0 or -1.
+ */
+int napd_parse_duration_ms(const char *s, unsigned long max_ms,
+			   unsigned long *ms);
 
 /* The wake devices as "eth0,eth1" in @buf (cut short if need be). */
 const char *napd_wake_devs_str(const struct napd_opts *o, char *buf,

@@ -67,6 +67,36 @@ static int keep_awake_dir(const char *sysfs_root, const char *arg,
 	return found;
 }
 
+/*
+ * The alarmtimer device under the RTC that alarm timers use, into @dir.
+ * Suspended, it refuses a suspend with an alarm due within 2 s (EBUSY,
+ * and a 2 s wakeup event that stalls the wakeup_count read); napd's
+ * max-nap alarm is often that close, so a bounded nap keeps it awake.
+ * The alarm itself ends the nap either way (its hrtimer runs).
+ */
+static int alarmtimer_dir(const char *sysfs_root, char *dir, size_t size)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int found = -ENOENT;
+
+	if (path_fmt(path, sizeof(path), "%s/bus/platform/devices",
+		     sysfs_root))
+		return -ENAMETOOLONG;
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "alarmtimer", 10))
+			continue;
+		found = path_fmt(dir, size, "%s/%s", path, de->d_name);
+		break;
+	}
+	closedir(d);
+	return found;
+}
+
 static int cmp_name(const void *a, const void *b)
 {
 	return strcmp(a, b);
@@ -325,7 +355,7 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 	char mem_sleep[PATH_MAX], wake_irq[PATH_MAX];
 	char list[SETTING_VAL_MAX], cur[64], old_irqs[SETTING_VAL_MAX];
 	char irqlist[SETTING_VAL_MAX];
-	struct nosleep nosleep[NAPD_MAX_NICS + NAPD_MAX_KEEP];
+	struct nosleep nosleep[NAPD_MAX_NICS + NAPD_MAX_KEEP + 1];
 	int nr_nosleep = 0, ret, i;
 	bool arm_irqs;
 
@@ -467,6 +497,19 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 			return fail(err, errlen, "path too long");
 		n->what = o->keep_awake[i];
 		nr_nosleep++;
+	}
+	/* No RTC, no alarmtimer device: nothing refuses a near alarm. */
+	if (pseudo && (o->max_nap_ms || o->systemd_timers)) {
+		char dir[PATH_MAX];
+		struct nosleep *n = &nosleep[nr_nosleep];
+
+		if (!alarmtimer_dir(root, dir, sizeof(dir))) {
+			if (path_fmt(n->path, sizeof(n->path),
+				     "%s/power/nosleep", dir))
+				return fail(err, errlen, "path too long");
+			n->what = "alarmtimer (max-nap)";
+			nr_nosleep++;
+		}
 	}
 	/* Without pseudo-sleep nosleep is optional: skip what is absent. */
 	for (i = 0; i < nr_nosleep; i++) {

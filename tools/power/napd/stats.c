@@ -13,6 +13,7 @@ void stats_init(struct napd_stats *st)
 	st->last_wake_irq = -1;
 	st->last_latency_ns = -1;
 	st->last_blocked = -1;
+	st->pause_left_ms = -1;
 }
 
 void stats_wake_irq(struct napd_stats *st, unsigned int irq)
@@ -112,8 +113,17 @@ int stats_format_status(const struct napd_stats *st, long pid,
 	if (!size)
 		return -1;
 	put(&b, "{\"pid\":%ld,\"idle_ms\":%lu,\"naps\":%lu,\"aborted\":%lu,"
-	    "\"handshake_refused\":%lu,\"asleep_ns\":%llu,\"last_wake_irq\":",
-	    pid, idle_ms, st->naps, st->aborted, st->refused, st->nap_ns);
+	    "\"handshake_refused\":%lu,\"asleep_ns\":%llu,\"alarm_wakes\":%lu,"
+	    "\"paused\":",
+	    pid, idle_ms, st->naps, st->aborted, st->refused, st->nap_ns,
+	    st->alarm_wakes);
+	if (st->pause_left_ms == -1)
+		put(&b, "null");
+	else if (st->pause_left_ms < 0)
+		put(&b, "{\"left_ms\":null}");
+	else
+		put(&b, "{\"left_ms\":%lld}", st->pause_left_ms);
+	put(&b, ",\"last_wake_irq\":");
 	put_opt(&b, st->last_wake_irq);
 	put(&b, ",\"last_wake_latency_ns\":");
 	put_opt(&b, st->last_latency_ns);
@@ -169,12 +179,15 @@ int stats_format_metrics(const struct napd_stats *st, char *buf, size_t size)
 		put(&b, "napd_skipped_naps_total{reason=\"%s\"} %lu\n",
 		    check_name(i), st->blocked[i]);
 	put_family(&b, "napd_wakeups_total", "counter",
-		   "Wakes from naps, by the IRQ that woke the machine (reason irq), or unknown.");
+		   "Wakes from naps, by the IRQ that woke the machine (reason irq), napd's max-nap or systemd timer alarm (alarm), or unknown.");
 	for (i = 0; i < st->nr_wake; i++) {
 		put(&b, "napd_wakeups_total{reason=\"irq\",irq=\"%u\"} %lu\n",
 		    st->wake[i].irq, st->wake[i].count);
 		known += st->wake[i].count;
 	}
+	put(&b, "napd_wakeups_total{reason=\"alarm\",irq=\"\"} %lu\n",
+	    st->alarm_wakes);
+	known += st->alarm_wakes;
 	put(&b, "napd_wakeups_total{reason=\"unknown\",irq=\"\"} %lu\n",
 	    st->naps > known ? st->naps - known : 0);
 	put_family(&b, "napd_last_entry_seconds", "gauge",

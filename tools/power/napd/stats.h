@@ -16,6 +16,8 @@ struct napd_stats {
 	unsigned long naps;
 	unsigned long aborted;		/* EBUSY/EAGAIN from /sys/power/state */
 	unsigned long refused;		/* wakeup_count write refused */
+	unsigned long alarm_wakes;	/* naps ended by napd's own alarm */
+	long long pause_left_ms;	/* napctl pause: -1 none, -2 no end */
 	unsigned long long nap_ns;
 	struct {
 		unsigned int irq;
@@ -45,7 +47,8 @@ int stats_format_summary(const struct napd_stats *st, char *buf, size_t size);
 /*
  * The --status answer, one JSON object and a newline:
  * {"pid":N,"idle_ms":N,"naps":N,"aborted":N,"handshake_refused":N,
- *  "asleep_ns":N,"last_wake_irq":N|null,"last_wake_latency_ns":N|null,
+ *  "asleep_ns":N,"alarm_wakes":N,"paused":null|{"left_ms":N|null},
+ *  "last_wake_irq":N|null,"last_wake_latency_ns":N|null,
  *  "last_blocked":{"check":"cpu","why":"..."}|null,
  *  "blocked":{"connections":N,...},"wake_irqs":{"25":N}}
  * Returns the length, or -1 if it does not fit.

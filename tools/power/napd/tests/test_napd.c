@@ -28,11 +28,15 @@
 #include <sys/wait.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
+#include <linux/tcp.h>
 
+#include "alarm.h"
 #include "checks.h"
 #include "ctl.h"
 #include "diag.h"
+#include "inhibit.h"
 #include "notify.h"
 #include "irqs.h"
 #include "opts.h"
@@ -40,6 +44,7 @@
 #include "setup.h"
 #include "stats.h"
 #include "sysfs.h"
+#include "timers.h"
 
 static bool t_failed;
 static const char *t_skip;
@@ -1199,6 +1204,35 @@ static void diag_msg(struct diag_reply *r, unsigned int state,
 	r->m.id.idiag_dport = htons(dport);
 }
 
+/* An ESTABLISHED reply on port 80 with a tcp_info attribute, at @p. */
+static size_t diag_msg_info(void *p, unsigned int rq, unsigned int unacked,
+			    unsigned int quiet_ms)
+{
+	struct nlmsghdr *h = p;
+	struct inet_diag_msg *m = NLMSG_DATA(h);
+	struct rtattr *a = (struct rtattr *)(m + 1);
+	struct tcp_info ti;
+
+	memset(&ti, 0, sizeof(ti));
+	ti.tcpi_unacked = unacked;
+	ti.tcpi_last_data_recv = quiet_ms;
+	ti.tcpi_last_data_sent = quiet_ms;
+	ti.tcpi_last_ack_recv = quiet_ms;
+	memset(m, 0, sizeof(*m));
+	m->idiag_family = AF_INET;
+	m->idiag_state = NAPD_TCP_ESTABLISHED;
+	m->idiag_rqueue = rq;
+	m->id.idiag_sport = htons(80);
+	a->rta_type = INET_DIAG_INFO;
+	a->rta_len = RTA_LENGTH(sizeof(ti));
+	/* RTA_DATA is 4-aligned only: copied, not assigned */
+	memcpy(RTA_DATA(a), &ti, sizeof(ti));
+	h->nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	h->nlmsg_flags = NLM_F_MULTI;
+	h->nlmsg_len = NLMSG_LENGTH(sizeof(*m)) + RTA_ALIGN(a->rta_len);
+	return NLMSG_ALIGN(h->nlmsg_len);
+}
+
 static void test_diag_parse(void)
 {
 	static const unsigned short p80[] = { 80 };
@@ -1213,7 +1247,9 @@ static void test_diag_parse(void)
 	} err = { .h = { .nlmsg_len = NLMSG_LENGTH(sizeof(struct nlmsgerr)),
 			 .nlmsg_type = NLMSG_ERROR },
 		  .e = { .error = -ENOENT } };
-	int busy = 0;
+	long info[4 * 512 / sizeof(long)];	/* aligned for nlmsghdr */
+	struct conn_count c = { 0, 0 };
+	size_t len = 0;
 
 	diag_msg(&buf.r[0], NAPD_TCP_ESTABLISHED, 80, 40000);	/* ours */
 	diag_msg(&buf.r[1], NAPD_TCP_ESTABLISHED, 40000, 80);	/* client */
@@ -1224,26 +1260,37 @@ static void test_diag_parse(void)
 	buf.done.nlmsg_len = NLMSG_LENGTH(sizeof(int));
 	buf.done.nlmsg_type = NLMSG_DONE;
 
-	/* a part of a dump: more to come */
-	CHECK(diag_parse(&buf, 2 * sizeof(buf.r[0]), p80, 1, &busy) == 0);
-	CHECK(busy == 1);
-	busy = 0;
-	CHECK(diag_parse(&buf, sizeof(buf), p80, 1, &busy) == 1);
-	CHECK(busy == 2);
-	busy = 0;
-	CHECK(diag_parse(&err, sizeof(err), p80, 1, &busy) == -ENOENT);
-	CHECK(busy == 0);
+	/* a part of a dump: more to come; no tcp_info: busy */
+	CHECK(diag_parse(&buf, 2 * sizeof(buf.r[0]), p80, 1, 50, &c) == 0);
+	CHECK(c.busy == 1 && c.idle == 0);
+	c.busy = 0;
+	CHECK(diag_parse(&buf, sizeof(buf), p80, 1, 50, &c) == 1);
+	CHECK(c.busy == 2 && c.idle == 0);
+	c.busy = 0;
+	CHECK(diag_parse(&err, sizeof(err), p80, 1, 50, &c) == -ENOENT);
+	CHECK(c.busy == 0);
+
+	/* quiet 60 ms at idle-ms 50; then unread bytes, unacked, 40 ms */
+	len += diag_msg_info((char *)info + len, 0, 0, 60);
+	len += diag_msg_info((char *)info + len, 5, 0, 60);
+	len += diag_msg_info((char *)info + len, 0, 1, 60);
+	len += diag_msg_info((char *)info + len, 0, 0, 40);
+	CHECK(diag_parse(info, len, p80, 1, 50, &c) == 0);
+	CHECK(c.idle == 1 && c.busy == 3);
 }
 
 /* ---- sock_diag and /proc/net/tcp against the running kernel ---- */
 
 static int live_count(struct diag *d, bool use_diag, unsigned short port)
 {
+	struct conn_count c;
 	char *text;
 	int a, b = 0;
 
+	/* every open one, idle or not */
 	if (use_diag)
-		return diag_tcp_busy(d, &port, 1);
+		return diag_tcp_count(d, &port, 1, 1, &c) ? -1 :
+		       c.busy + c.idle;
 	text = read_whole("/proc/net/tcp");
 	if (!text)
 		return -1;
@@ -1276,7 +1323,7 @@ static void test_live_tcp(void)
 		return;
 	}
 	port = ntohs(sa.sin_port);
-	have_diag = !diag_open(&d) && diag_tcp_busy(&d, &port, 1) >= 0;
+	have_diag = !diag_open(&d) && live_count(&d, true, port) >= 0;
 
 	for (pass = have_diag ? 0 : 1; pass < 2; pass++) {
 		bool use_diag = pass == 0;
@@ -1301,6 +1348,384 @@ static void test_live_tcp(void)
 		t_skip = "sock_diag unavailable, /proc/net/tcp only";
 }
 
+
+/* ---- idle kept-alive connections, real ones on loopback ---- */
+
+static unsigned long long mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+/* A listener on 127.0.0.1 and one connection to it: 0, or -1. */
+static int tcp_pair(int *l, int *cl, int *sv, unsigned short *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sa);
+
+	*cl = *sv = -1;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	*l = socket(AF_INET, SOCK_STREAM, 0);
+	if (*l < 0 || bind(*l, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(*l, 4) || getsockname(*l, (struct sockaddr *)&sa, &len))
+		return -1;
+	*port = ntohs(sa.sin_port);
+	*cl = socket(AF_INET, SOCK_STREAM, 0);
+	if (*cl < 0 || connect(*cl, (struct sockaddr *)&sa, sizeof(sa)))
+		return -1;
+	*sv = accept(*l, NULL, NULL);
+	return *sv < 0 ? -1 : 0;
+}
+
+static void close_pair(int l, int cl, int sv)
+{
+	if (sv >= 0)
+		close(sv);
+	if (cl >= 0)
+		close(cl);
+	if (l >= 0)
+		close(l);
+}
+
+/* A request and its answer on the kept-alive connection. */
+static bool exchange(int cl, int sv)
+{
+	char buf[8];
+
+	return write(cl, "GET", 3) == 3 && read(sv, buf, 3) == 3 &&
+	       write(sv, "200", 3) == 3 && read(cl, buf, 3) == 3;
+}
+
+/* The served side of @port as sock_diag sees it at @idle_ms. */
+static struct conn_count count_at(struct diag *d, unsigned short port,
+				  unsigned long idle_ms)
+{
+	struct conn_count c = { -1, -1 };
+
+	if (diag_tcp_count(d, &port, 1, idle_ms, &c))
+		c.busy = c.idle = -1;
+	return c;
+}
+
+static void test_live_tcp_idle(void)
+{
+	int l[4], cl[4], sv[4], i, tries, big = 0;
+	unsigned short port[4];
+	struct diag d = { -1 };
+	struct conn_count c;
+	char buf[65536];
+	bool premise = false;
+
+	for (i = 0; i < 4; i++)
+		l[i] = cl[i] = sv[i] = -1;
+	if (diag_open(&d) || (c = count_at(&d, 9, 50)).busy < 0) {
+		t_skip = "no sock_diag";
+		diag_close(&d);
+		return;
+	}
+	for (i = 0; i < 4; i++) {
+		if (tcp_pair(&l[i], &cl[i], &sv[i], &port[i])) {
+			t_skip = "no loopback TCP";
+			goto out;
+		}
+		CHECK(exchange(cl[i], sv[i]));
+	}
+	/* [0] stays quiet; [1] gets unread bytes; [2] unsent ones */
+	CHECK(write(cl[1], "hello", 5) == 5);
+	CHECK(!fcntl(sv[2], F_SETFL, O_NONBLOCK));
+	memset(buf, 'x', sizeof(buf));
+	while (write(sv[2], buf, sizeof(buf)) > 0 && big < 1000)
+		big++;
+	/* the peer stopped reading: the socket buffer filled */
+	CHECK(big > 0 && big < 1000);
+	usleep(100000);
+
+	/* every one of them is open, quiet for 100 ms */
+	c = count_at(&d, port[0], 50);
+	CHECK(c.idle == 1 && c.busy == 0);
+	c = count_at(&d, port[1], 50);
+	CHECK(c.idle == 0 && c.busy == 1);
+	c = count_at(&d, port[2], 50);
+	CHECK(c.idle == 0 && c.busy == 1);
+	/* read, [1] is quiet again: reading is no traffic */
+	CHECK(read(sv[1], buf, sizeof(buf)) == 5);
+	c = count_at(&d, port[1], 50);
+	CHECK(c.idle == 1 && c.busy == 0);
+
+	/*
+	 * [3]: quiet for 300 ms, then a request and its answer.  Right after,
+	 * it is busy at idle-ms 300; were the test itself held up for 300 ms
+	 * between the exchange and the dump, that would say nothing: again.
+	 */
+	for (tries = 0; tries < 5 && !premise; tries++) {
+		unsigned long long t;
+
+		usleep(300000);
+		c = count_at(&d, port[3], 300);
+		CHECK(c.idle == 1 && c.busy == 0);
+		t = mono_ms();
+		CHECK(exchange(cl[3], sv[3]));
+		c = count_at(&d, port[3], 300);
+		premise = mono_ms() - t < 250;
+	}
+	CHECK(premise);
+	CHECK(c.idle == 0 && c.busy == 1);
+	/* a new connection that moved nothing yet is busy for idle-ms too */
+	close_pair(-1, cl[0], sv[0]);
+	cl[0] = socket(AF_INET, SOCK_STREAM, 0);
+	{
+		struct sockaddr_in sa = { .sin_family = AF_INET };
+
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		sa.sin_port = htons(port[0]);
+		CHECK(!connect(cl[0], (struct sockaddr *)&sa, sizeof(sa)));
+		sv[0] = accept(l[0], NULL, NULL);
+	}
+	c = count_at(&d, port[0], 3600000);
+	CHECK(c.idle == 0 && c.busy == 1);
+out:
+	for (i = 0; i < 4; i++)
+		close_pair(l[i], cl[i], sv[i]);
+	diag_close(&d);
+}
+
+/* ---- bounded naps: max-nap and systemd timers ---- */
+
+static void test_max_nap_opts(void)
+{
+	static const struct {
+		const char *arg;
+		unsigned long ms;
+	} good[] = {
+		{ "5", 5000 }, { "500ms", 500 }, { "2s", 2000 },
+		{ "2min", 120000 }, { "1h", 3600000 }, { "0", 0 },
+		{ "24h", 86400000 }, { "10ms", 10 },
+	};
+	struct napd_opts o;
+	char err[256];
+	unsigned int i;
+
+	CHECK(!parse(&o, err, sizeof(err), "--port", "80", "--wake-dev",
+		     "eth0", NULL));
+	CHECK(o.max_nap_ms == 5000 && o.systemd_timers);
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		CHECK(!parse(&o, err, sizeof(err), "--port", "80",
+			     "--wake-dev", "eth0", "--max-nap", good[i].arg,
+			     "--systemd-timers", "no", NULL));
+		CHECK(o.max_nap_ms == good[i].ms && !o.systemd_timers);
+	}
+	CHECK(parse(&o, err, sizeof(err), "--port", "80", "--wake-dev",
+		    "eth0", "--max-nap", "9ms", NULL) == -1);
+	CHECK(strstr(err, "bad --max-nap '9ms'"));
+	CHECK(parse(&o, err, sizeof(err), "--port", "80", "--wake-dev",
+		    "eth0", "--max-nap", "", NULL) == -1);
+}
+
+static void test_nap_bound(void)
+{
+	const unsigned long long now = 1764226800000000ULL;
+
+	/* no timer: max-nap, or no bound at all */
+	CHECK(nap_bound_ms(5000, 0, now) == 5000);
+	CHECK(nap_bound_ms(0, 0, now) == 0);
+	/* a timer due sooner ends the nap then, rounded up to the ms */
+	CHECK(nap_bound_ms(5000, now + 1200000, now) == 1200);
+	CHECK(nap_bound_ms(5000, now + 1200001, now) == 1201);
+	CHECK(nap_bound_ms(0, now + 90000000, now) == 90000);
+	/* one due later leaves max-nap */
+	CHECK(nap_bound_ms(5000, now + 60000000, now) == 5000);
+	/* due now or already: as short as an alarm can be */
+	CHECK(nap_bound_ms(5000, now, now) == 1);
+	CHECK(nap_bound_ms(5000, now - 5, now) == 1);
+}
+
+/* As systemd 252 prints it, one timer a line, columns sorted by next. */
+static const char timers_json[] =
+	"[{\"next\":1764226860000000,\"left\":1764226860000000,"
+	"\"last\":1764226800001234,\"passed\":1764226800001234,"
+	"\"unit\":\"phpsessionclean.timer\",\"activates\":\"phpsessionclean.service\"},"
+	"{\"next\":1764226805500000,\"left\":1764226805500000,\"last\":null,"
+	"\"passed\":null,\"unit\":\"logrotate.timer\",\"activates\":\"logrotate.service\"},"
+	"{\"next\": 1764226790000000,\"left\":1764226790000000,\"last\":null,"
+	"\"passed\":null,\"unit\":\"overdue.timer\",\"activates\":\"overdue.service\"},"
+	"{\"next\":null,\"left\":null,\"last\":1764200000000000,"
+	"\"passed\":1764200000000000,\"unit\":\"done.timer\",\"activates\":\"done.service\"}]\n";
+
+static void test_timers_json(void)
+{
+	const unsigned long long now = 1764226800000000ULL;
+	unsigned long long next = 42;
+
+	CHECK(timers_parse_json(timers_json, now, &next) == 0);
+	CHECK(next == 1764226805500000ULL);
+	/* the overdue one is left out: systemd runs it within AccuracySec= */
+	CHECK(timers_parse_json(timers_json, 1764226805500000ULL, &next) == 0);
+	CHECK(next == 1764226860000000ULL);
+	CHECK(timers_parse_json("[]\n", now, &next) == 0 && next == 0);
+	CHECK(timers_parse_json("[{\"next\":null}]", now, &next) == 0 &&
+	      next == 0);
+	CHECK(timers_parse_json("", now, &next) == -1);
+	CHECK(timers_parse_json("NEXT LEFT LAST PASSED UNIT\n", now, &next) == -1);
+	CHECK(timers_parse_json("[{\"next\":\"soon\"}]", now, &next) == -1);
+	CHECK(timers_parse_json("[{\"next\" 5}]", now, &next) == -1);
+}
+
+/* A systemctl that prints @out and exits with @rc after @delay. */
+static const char *fake_systemctl(const char *t, const char *out, int rc,
+				  const char *delay)
+{
+	static char path[PATH_MAX];
+	char script[PATH_MAX + 256], json[PATH_MAX];
+
+	path_fmt(json, sizeof(json), "%s/timers.json", t);
+	put(out, "%s", json);
+	path_fmt(path, sizeof(path), "%s/systemctl", t);
+	/* the arguments napd must pass, or no answer */
+	snprintf(script, sizeof(script),
+		 "#!/bin/sh\n"
+		 "[ \"$*\" = \"--output=json --no-pager list-timers --all\" ] || exit 3\n"
+		 "sleep %s\ncat '%s'\nexit %d\n", delay, json, rc);
+	put(script, "%s", path);
+	chmod(path, 0755);
+	return path;
+}
+
+static void test_timers_query(void)
+{
+	const char *t = new_tree("timers");
+	const unsigned long long now = 1764226800000000ULL;
+	unsigned long long next = 0;
+
+	CHECK(timers_query(fake_systemctl(t, timers_json, 0, "0"), now, 5000,
+			   &next) == 0);
+	CHECK(next == 1764226805500000ULL);
+	CHECK(timers_query(fake_systemctl(t, timers_json, 1, "0"), now, 5000,
+			   &next) == -EPROTO);
+	CHECK(timers_query(fake_systemctl(t, "Failed to connect to bus\n", 0,
+					  "0"), now, 5000, &next) == -EPROTO);
+	/* a systemd that does not answer is given up on, not waited for */
+	CHECK(timers_query(fake_systemctl(t, timers_json, 0, "30"), now, 300,
+			   &next) == -ETIMEDOUT);
+	CHECK(timers_query("/nonexistent/systemctl", now, 5000, &next) ==
+	      -EPROTO);
+	/* sd_booted() */
+	CHECK(!timers_systemd_booted(t));
+	mkdir_p("%s/systemd/system", t);
+	CHECK(timers_systemd_booted(t));
+}
+
+static void test_alarm_timerfd(void)
+{
+	int fd = alarm_open();
+
+	if (fd == -EPERM || fd == -EOPNOTSUPP || fd == -EINVAL) {
+		t_skip = "no CLOCK_BOOTTIME_ALARM here";
+		return;
+	}
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	/* armed and disarmed before it is due: did not fire */
+	CHECK(alarm_arm(fd, 10000) == 0);
+	CHECK(!alarm_disarm(fd));
+	/* due while we wait: fired, and disarm says so once */
+	CHECK(alarm_arm(fd, 20) == 0);
+	usleep(100000);
+	CHECK(alarm_disarm(fd));
+	CHECK(!alarm_disarm(fd));
+	close(fd);
+}
+
+#define NOSLEEP_ALARM "sys/devices/pnp0/00:05/rtc/rtc0/alarmtimer.0.auto/power/nosleep"
+
+/* A bounded nap keeps the alarmtimer device awake; max-nap 0 does not. */
+static void test_setup_alarmtimer(void)
+{
+	const char *t = new_tree("alarmtimer");
+	char err[512], sys[PATH_MAX], state[PATH_MAX];
+	struct napd_setup s;
+	struct napd_opts o;
+
+	build_tree(t, true);
+	put("0\n", "%s/" NOSLEEP_ALARM, t);
+	link_to("../../../devices/pnp0/00:05/rtc/rtc0/alarmtimer.0.auto",
+		"%s/sys/bus/platform/devices/alarmtimer.0.auto", t);
+	fake_opts(&o, t, "eth0", "pseudo", NULL, false);
+	if (napd_setup(&o, &s, err, sizeof(err))) {
+		printf("# napd_setup: %s\n", err);
+		t_failed = true;
+	}
+	CHECK_STR(get("%s/" NOSLEEP_ALARM, t), "1");
+	CHECK(!napd_restore(&s));
+	CHECK_STR(get("%s/" NOSLEEP_ALARM, t), "0");
+
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(state, sizeof(state), "%s/state", t);
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	CHECK(!parse(&o, err, sizeof(err), "--port", "80", "--wake-dev",
+		     "eth0", "--sysfs-root", sys, "--state-dir", state,
+		     "--max-nap", "0", "--systemd-timers", "no", NULL));
+	if (napd_setup(&o, &s, err, sizeof(err))) {
+		printf("# napd_setup: %s\n", err);
+		t_failed = true;
+	}
+	CHECK_STR(get("%s/" NOSLEEP_ALARM, t), "0");
+	CHECK(!napd_restore(&s));
+}
+
+/* ---- logind sleep inhibitors ---- */
+
+static const char lock_sleep[] =
+	"# This is private data. Do not parse.\n"
+	"WHAT=shutdown:sleep\nMODE=block\nUID=0\nPID=99\n"
+	"WHO=backup\nWHY=nightly backup\nFIFO=/run/systemd/inhibit/7.ref\n";
+
+static void test_inhibit_parse(void)
+{
+	char why[192] = "";
+
+	CHECK(inhibit_parse(lock_sleep, why, sizeof(why)) == 1);
+	CHECK_STR(why, "sleep inhibitor held by backup (pid 99): nightly backup");
+	/* delay mode only delays logind's own suspend; napd does not ask */
+	CHECK(inhibit_parse("WHAT=sleep\nMODE=delay\n", why, sizeof(why)) == 0);
+	CHECK(inhibit_parse("WHAT=shutdown:idle\nMODE=block\n", why,
+			    sizeof(why)) == 0);
+	/* a whole word of the list, not a part of one */
+	CHECK(inhibit_parse("WHAT=sleepy\nMODE=block\n", why, sizeof(why)) == 0);
+	CHECK(inhibit_parse("WHAT=sleep\nMODE=block\n", why, sizeof(why)) == 1);
+	CHECK_STR(why, "sleep inhibitor held by ? (pid ?)");
+	CHECK(inhibit_parse("", why, sizeof(why)) == 0);
+}
+
+static void test_inhibit_dir(void)
+{
+	const char *t = new_tree("inhibit");
+	char dir[PATH_MAX], fifo[PATH_MAX], why[192];
+
+	path_fmt(dir, sizeof(dir), "%s/inhibit", t);
+	/* no logind: no directory, no lock */
+	CHECK(inhibit_sleep_held(dir, why, sizeof(why)) == 0);
+	mkdir_p("%s", dir);
+	put("WHAT=shutdown\nMODE=block\nWHO=a\n", "%s/3", dir);
+	put("WHAT=sleep\nMODE=delay\nWHO=b\n", "%s/4", dir);
+	/* each lock's FIFO sits beside it: never opened for reading */
+	path_fmt(fifo, sizeof(fifo), "%s/3.ref", dir);
+	CHECK(!mkfifo(fifo, 0600));
+	path_fmt(fifo, sizeof(fifo), "%s/7.ref", dir);
+	CHECK(!mkfifo(fifo, 0600));
+	CHECK(inhibit_sleep_held(dir, why, sizeof(why)) == 0);
+	put(lock_sleep, "%s/7", dir);
+	CHECK(inhibit_sleep_held(dir, why, sizeof(why)) == 1);
+	CHECK_STR(why, "sleep inhibitor held by backup (pid 99): nightly backup");
+	/* a FIFO that is not named .ref does not block the walk either */
+	path_fmt(fifo, sizeof(fifo), "%s/8", dir);
+	CHECK(!mkfifo(fifo, 0600));
+	path_fmt(fifo, sizeof(fifo), "%s/7", dir);
+	unlink(fifo);
+	CHECK(inhibit_sleep_held(dir, why, sizeof(why)) == 0);
+}
 
 /* ---- config file ---- */
 
@@ -1393,6 +1818,13 @@ static void test_config_bad(void)
 		{ "config = /x\n", "bad.conf:1: unknown key 'config'" },
 		{ "udp-port = 70000\n", "bad.conf:1: bad udp-port '70000'" },
 		{ "max-naps = 0\n", "bad.conf:1: bad max-naps '0'" },
+		{ "max-nap = 5x\n", "bad.conf:1: bad max-nap '5x' (0 for none, or 10ms..24h" },
+		{ "max-nap = 5ms\n", "bad.conf:1: bad max-nap '5ms'" },
+		{ "max-nap = 25h\n", "bad.conf:1: bad max-nap '25h'" },
+		{ "max-nap = -1\n", "bad.conf:1: bad max-nap '-1'" },
+		{ "max-nap = 1 s\n", "bad.conf:1: bad max-nap '1 s'" },
+		{ "systemd-timers = sometimes\n",
+		  "bad.conf:1: bad systemd-timers 'sometimes' (yes or no)" },
 		{ "idle-ms = 5\n\nidle-ms = 5\n",
 		  "bad.conf:3: duplicate idle-ms (first set on line 1)" },
 		{ "log = yes\nlog = no\n", "bad.conf:2: duplicate log" },
@@ -1695,8 +2127,17 @@ static void test_notify_send(void)
 	CHECK(notify_send(path, "READY=1\n") < 0);
 }
 
+static void echo_req(void *ctx, const char *req, char *answer, size_t size)
+{
+	(void)ctx;
+	snprintf(answer, size, "{\"req\":\"%s\"}\n", req);
+}
+
 static void test_status_json(void)
 {
+	char gfile[PATH_MAX], gname[64];
+	struct stat sst;
+	bool shared;
 	struct napd_stats st;
 	char buf[1024], path[PATH_MAX], err[256];
 	FILE *f;
@@ -1705,11 +2146,13 @@ static void test_status_json(void)
 	stats_init(&st);
 	CHECK(stats_format_status(&st, 42, 50, buf, sizeof(buf)) > 0);
 	CHECK_STR(buf, "{\"pid\":42,\"idle_ms\":50,\"naps\":0,\"aborted\":0,"
-		  "\"handshake_refused\":0,\"asleep_ns\":0,"
+		  "\"handshake_refused\":0,\"asleep_ns\":0,\"alarm_wakes\":0,"
+		  "\"paused\":null,"
 		  "\"last_wake_irq\":null,\"last_wake_latency_ns\":null,"
 		  "\"last_blocked\":null,\"blocked\":{\"connections\":0,"
 		  "\"packets\":0,\"udp\":0,\"process\":0,\"cpu\":0,"
-		  "\"runnable\":0,\"disk\":0,\"handshake\":0},"
+		  "\"runnable\":0,\"disk\":0,\"handshake\":0,"
+		  "\"inhibitor\":0,\"paused\":0},"
 		  "\"wake_irqs\":{}}\n");
 	st.naps = 3;
 	st.nap_ns = 1500;
@@ -1725,12 +2168,19 @@ static void test_status_json(void)
 	CHECK(strstr(buf, "\"cpu\":2,"));
 	CHECK(strstr(buf, "\"wake_irqs\":{\"25\":1}}"));
 	CHECK(stats_format_status(&st, 42, 50, buf, 40) == -1);
+	st.pause_left_ms = 1500;
+	CHECK(stats_format_status(&st, 42, 50, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "\"paused\":{\"left_ms\":1500},"));
+	st.pause_left_ms = -2;
+	CHECK(stats_format_status(&st, 42, 50, buf, sizeof(buf)) > 0);
+	CHECK(strstr(buf, "\"paused\":{\"left_ms\":null},"));
 
 	/* the socket: serve one answer, refuse a second live listener */
 	path_fmt(path, sizeof(path), "%s/ctl.sock", tmp_root);
-	fd = ctl_listen(path, err, sizeof(err));
+	fd = ctl_listen(path, -1, &shared, err, sizeof(err));
 	CHECK(fd >= 0);
-	fd2 = ctl_listen(path, err, sizeof(err));
+	CHECK(!stat(path, &sst) && (sst.st_mode & 0777) == 0600);
+	fd2 = ctl_listen(path, -1, &shared, err, sizeof(err));
 	CHECK(fd2 < 0 && strstr(err, "another napd"));
 	if (fd >= 0) {
 		int s = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -1739,24 +2189,61 @@ static void test_status_json(void)
 		ssize_t n;
 
 		strcpy(sa.sun_path, path);
+		/* a client that sends nothing: request "", after a wait */
 		CHECK(!connect(s, (struct sockaddr *)&sa, sizeof(sa)));
-		ctl_serve(fd, "{\"x\":1}\n");
+		ctl_serve(fd, echo_req, NULL);
 		n = read(s, got, sizeof(got) - 1);
-		CHECK(n == 8);
+		got[n > 0 ? n : 0] = '\0';
+		CHECK_STR(got, "{\"req\":\"\"}\n");
+		close(s);
+		/* one that sends its line first */
+		s = socket(AF_UNIX, SOCK_STREAM, 0);
+		CHECK(!connect(s, (struct sockaddr *)&sa, sizeof(sa)));
+		CHECK(write(s, "pause 5s\r\n", 10) == 10);
+		ctl_serve(fd, echo_req, NULL);
+		n = read(s, got, sizeof(got) - 1);
+		got[n > 0 ? n : 0] = '\0';
+		CHECK_STR(got, "{\"req\":\"pause 5s\"}\n");
 		close(s);
 		close(fd);	/* "killed": the socket file stays */
 	}
-	/* a stale socket file is replaced */
-	fd = ctl_listen(path, err, sizeof(err));
+	/* a stale socket file is replaced; a group's socket is 0660 */
+	fd = ctl_listen(path, getgid(), &shared, err, sizeof(err));
 	CHECK(fd >= 0);
+	CHECK(shared && !stat(path, &sst) && (sst.st_mode & 0777) == 0660 &&
+	      sst.st_gid == getgid());
+	/* /etc/group by hand: napd is static, without NSS */
+	path_fmt(gfile, sizeof(gfile), "%s/group", tmp_root);
+	put("root:x:0:\nnapd:x:998:alice,bob\nbad:x:zz:\nnapdx:x:5:\n", "%s", gfile);
+	CHECK(ctl_group_gid(gfile, "napd") == 998);
+	CHECK(ctl_group_gid(gfile, "nap") == -1);
+	CHECK(ctl_group_gid(gfile, "bad") == -1);
+	ctl_group_name(gfile, 998, gname, sizeof(gname));
+	CHECK_STR(gname, "napd");
+	ctl_group_name(gfile, 7, gname, sizeof(gname));
+	CHECK_STR(gname, "gid 7");
+	unlink(gfile);
+	/* who may use it, when one may not */
+	ctl_explain(path, -EACCES, 30, err, sizeof(err));
+	CHECK(strstr(err, "permission denied on ") && strstr(err, "(mode 0660, group ") &&
+	      strstr(err, "run as root or as a member of group "));
+	CHECK(!chmod(path, 0600));
+	ctl_explain(path, -EACCES, 30, err, sizeof(err));
+	CHECK(strstr(err, "(mode 0600): root only; set socket-group"));
+	ctl_explain(path, -ECONNREFUSED, 30, err, sizeof(err));
+	CHECK(strstr(err, "nobody listens on ") && strstr(err, "napd is not running"));
+	ctl_explain(path, -ETIMEDOUT, 30, err, sizeof(err));
+	CHECK(strstr(err, "did not answer") && strstr(err, "within 30 s"));
 	ctl_close(fd, path);
 	CHECK(!path_exists(path));
 	f = fopen("/dev/null", "w");
-	CHECK(ctl_query(path, f, 1) < 0);
+	CHECK(ctl_query(path, "status", f, 1) == -ENOENT);
 	fclose(f);
+	ctl_explain(path, -ENOENT, 30, err, sizeof(err));
+	CHECK(strstr(err, "does not exist: napd is not running"));
 	/* not a socket: refused, not removed */
 	put("x", "%s", path);
-	CHECK(ctl_listen(path, err, sizeof(err)) < 0);
+	CHECK(ctl_listen(path, -1, &shared, err, sizeof(err)) < 0);
 	CHECK(path_exists(path));
 	unlink(path);
 }
@@ -1883,7 +2370,8 @@ static char ctl_sock[PATH_MAX];
 	"--wake-dev", "eth0", "--idle-ms", "5", "--keep-awake",		\
 	"ttyS0", "--sysfs-root", sys, "--proc-root", proc, "--stats",	\
 	"--config", "/dev/null", "--status-socket", ctl_sock,		\
-	"--state-dir", state_dir
+	"--state-dir", state_dir, "--inhibitors", "no",			\
+	"--systemd-timers", "no"
 
 static void check_restored(const char *t)
 {
@@ -2371,7 +2859,7 @@ static void query(char *buf, size_t size)
 {
 	FILE *f = fmemopen(buf, size, "w");
 
-	if (!f || ctl_query(ctl_sock, f, 5))
+	if (!f || ctl_query(ctl_sock, "status", f, 5))
 		snprintf(buf, size, "(no answer)");
 	if (f)
 		fclose(f);
@@ -2994,6 +3482,158 @@ static void test_napd_metrics(void)
 	check_restored(t);
 }
 
+/* ---- napctl and sleep inhibitors against the napd binary ---- */
+
+/* napctl ARGS... on the test's socket: its exit status, output to @out. */
+static int napctl(const char *out, ...)
+{
+	char bin[PATH_MAX], *argv[8];
+	const char *slash = strrchr(napd_bin, '/');
+	int status, i = 0;
+	va_list ap;
+	pid_t pid;
+
+	path_fmt(bin, sizeof(bin), "%.*snapctl",
+		 slash ? (int)(slash - napd_bin + 1) : 0, napd_bin);
+	argv[i++] = bin;
+	argv[i++] = "--socket";
+	argv[i++] = ctl_sock;
+	va_start(ap, out);
+	while (i < 7 && (argv[i] = va_arg(ap, char *)))
+		i++;
+	va_end(ap);
+	argv[i] = NULL;
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		int fd = open(out, O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(bin, argv);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+struct ctl_run {
+	struct fake_run r;
+	char lock[PATH_MAX], ctl_out[PATH_MAX];
+	const char *pause;	/* napctl pause's DURATION, or NULL */
+	int paused_at, unlocked_at, resumed_at;
+};
+
+/*
+ * A sleep inhibitor holds naps off from the start.  Once napd logged
+ * that, napctl pauses it; then the lock goes; then, without a DURATION,
+ * napctl resumes it some 200 ms later.
+ */
+static void ctl_tick(void *arg)
+{
+	struct ctl_run *c = arg;
+
+	c->r.ticks++;
+	if (!c->paused_at) {
+		/* the lock seen first, then the pause */
+		if (out_has_quiet(c->r.out, "held back by inhibitor") &&
+		    napctl(c->ctl_out, "pause", c->pause, NULL) == 0)
+			c->paused_at = c->r.ticks;
+		return;
+	}
+	if (!c->unlocked_at && c->r.ticks >= c->paused_at + 5) {
+		unlink(c->lock);
+		c->unlocked_at = c->r.ticks;
+	}
+	if (!c->pause && !c->resumed_at && c->unlocked_at &&
+	    c->r.ticks >= c->unlocked_at + 20 &&
+	    napctl(c->ctl_out, "resume", NULL) == 0)
+		c->resumed_at = c->r.ticks;
+}
+
+static void ctl_run_start(struct ctl_run *c, const char *name,
+			  const char *pause)
+{
+	static char dir[PATH_MAX];
+
+	memset(c, 0, sizeof(*c));
+	fake_run(&c->r, name, "--max-naps", "2", NULL);
+	path_fmt(dir, sizeof(dir), "%s/inhibit", c->r.t);
+	/* after NAPD_ARGS' "--inhibitors no": the last one wins */
+	c->r.argv[c->r.argc++] = "--inhibitors";
+	c->r.argv[c->r.argc++] = "yes";
+	c->r.argv[c->r.argc++] = "--inhibit-dir";
+	c->r.argv[c->r.argc++] = dir;
+	c->r.argv[c->r.argc] = NULL;
+	path_fmt(c->lock, sizeof(c->lock), "%s/7", dir);
+	put(lock_sleep, "%s", c->lock);
+	path_fmt(c->ctl_out, sizeof(c->ctl_out), "%s/napctl.out", c->r.t);
+	c->pause = pause;
+}
+
+/* @a is in the output before @b. */
+static bool out_before(const char *out, const char *a, const char *b)
+{
+	char *text = read_whole(out);
+	const char *pa = text ? strstr(text, a) : NULL;
+	const char *pb = text ? strstr(text, b) : NULL;
+	bool ok = pa && pb && pa < pb;
+
+	if (!ok)
+		printf("# not '%s' before '%s' in:\n# %s\n", a, b,
+		       text ? text : "(none)");
+	free(text);
+	return ok;
+}
+
+static void test_napd_inhibitor_pause(void)
+{
+	struct ctl_run c;
+
+	ctl_run_start(&c, "ctl-pause", NULL);
+	CHECK(run_napd_tick(c.r.argv, c.r.out, 0, ctl_tick, &c) == 0);
+	CHECK(c.paused_at && c.unlocked_at && c.resumed_at);
+	CHECK(out_has(c.r.out, "nap held back by inhibitor: sleep inhibitor held by backup (pid 99): nightly backup"));
+	CHECK(out_has(c.r.out, "nap held back by paused: paused by napctl until napctl resume"));
+	/* no nap before the resume, two after */
+	CHECK(out_before(c.r.out, "resumed by napctl", "nap 1 slept"));
+	CHECK(out_has(c.r.out, "{\"naps\":2,"));
+	CHECK(out_has(c.ctl_out, "{\"paused\":true,\"for_ms\":null}"));
+	CHECK(out_has(c.ctl_out, "{\"paused\":false,\"was_paused\":true}"));
+	check_restored(c.r.t);
+
+	/* a pause with an end: over by itself */
+	ctl_run_start(&c, "ctl-pause-for", "300ms");
+	CHECK(run_napd_tick(c.r.argv, c.r.out, 0, ctl_tick, &c) == 0);
+	CHECK(out_has(c.r.out, "nap held back by paused: paused by napctl for"));
+	CHECK(out_before(c.r.out, "pause over, napping again", "nap 1 slept"));
+	CHECK(out_has(c.r.out, "{\"naps\":2,"));
+	CHECK(out_has(c.ctl_out, "{\"paused\":true,\"for_ms\":300}"));
+	check_restored(c.r.t);
+}
+
+static void test_napctl_errors(void)
+{
+	const char *t = new_tree("napctl");
+	char out[PATH_MAX];
+
+	path_fmt(out, sizeof(out), "%s/out", t);
+	/* bad input: usage, exit 2, nothing sent */
+	CHECK(napctl(out, "pause", "5x", NULL) == 2);
+	CHECK(out_has(out, "napctl: bad DURATION '5x'"));
+	CHECK(out_has(out, "Usage: napctl"));
+	CHECK(napctl(out, "pause", "1s", "2s", NULL) == 2);
+	CHECK(napctl(out, "frobnicate", NULL) == 2);
+	CHECK(out_has(out, "unknown command 'frobnicate'"));
+	CHECK(napctl(out, "resume", "now", NULL) == 2);
+	CHECK(napctl(out, NULL) == 2);
+	/* no napd: says so */
+	unlink(ctl_sock);
+	CHECK(napctl(out, "status", NULL) == 1);
+	CHECK(out_has(out, "does not exist: napd is not running"));
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -3020,6 +3660,15 @@ static const struct {
 	{ "setup_s2idle_upstream", test_setup_s2idle, false },
 	{ "diag_parse", test_diag_parse, false },
 	{ "live_tcp_count", test_live_tcp, false },
+	{ "live_tcp_idle_keepalive", test_live_tcp_idle, false },
+	{ "max_nap_opts", test_max_nap_opts, false },
+	{ "nap_bound_max_nap_and_timer", test_nap_bound, false },
+	{ "systemd_timers_json", test_timers_json, false },
+	{ "systemd_timers_query", test_timers_query, false },
+	{ "alarm_timerfd", test_alarm_timerfd, false },
+	{ "setup_keeps_alarmtimer_awake", test_setup_alarmtimer, false },
+	{ "inhibit_parse", test_inhibit_parse, false },
+	{ "inhibit_dir_fifo_safe", test_inhibit_dir, false },
 	{ "config_file", test_config_good, false },
 	{ "config_bad_file_line", test_config_bad, false },
 	{ "config_every_error_reported", test_config_all_errors, false },
@@ -3053,6 +3702,8 @@ static const struct {
 	{ "napd_journal_priorities", test_napd_journal, true },
 	{ "metrics_format", test_metrics_format, false },
 	{ "napd_metrics_file", test_napd_metrics, true },
+	{ "napd_inhibitor_and_napctl_pause", test_napd_inhibitor_pause, true },
+	{ "napctl_errors", test_napctl_errors, true },
 };
 
 int main(int argc, char *argv[])

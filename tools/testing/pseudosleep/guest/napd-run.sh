@@ -4,8 +4,11 @@
 # /mnt/add/stop, then SIGTERM it and check that it put back every setting
 # it changed.  Prints NAPD-STARTED, NAPD-EXIT n, napd's output and
 # RESTORED yes|no.  NAPD_NAPI_DEFER and NAPD_GRO_FLUSH_NS set eth0's
-# napi_defer_hard_irqs and gro_flush_timeout first.
+# napi_defer_hard_irqs and gro_flush_timeout first.  NAPD_ECHO_PORT adds
+# an echo server on that port (a cat for each connection, which stays
+# open), for kept-alive connections.
 httpd -p 80 -h /www
+[ -n "$NAPD_ECHO_PORT" ] && nc -ll -p "$NAPD_ECHO_PORT" -e /bin/cat &
 nic=/sys/class/net/eth0/device/power/nosleep
 snap() {
 	echo "mem_sleep=$(cat /sys/power/mem_sleep) wake_irq=$(cat /sys/power/wake_irq) nosleep=$(cat $nic)"

@@ -32,6 +32,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "devpolicy.h"
+#include "devtiming.h"
 #include "checks.h"
 #include "ctl.h"
 #include "diag.h"
@@ -884,6 +886,10 @@ static int start(struct napd *n)
 	       "any armed IRQ (wake_on=irq)",
 	       n->setup.rx_snmp ? "TCP segments for sockets and UDP datagrams" :
 	       "packets of the wake device");
+	if (o->mode == NAPD_MODE_PSEUDO)
+		logmsg(n, LOG_INFO, "device policy %s: %d device%s kept awake by its rules (napd --list-devices)",
+		       o->dev_policy == NAPD_POLICY_LEAN ? "lean" : "all",
+		       s->nr_policy, s->nr_policy == 1 ? "" : "s");
 	logmsg(n, LOG_INFO, "idle checks: cpu-max %lu%%, runnable-max %lu, disk %s, %d process name%s, %d UDP port%s",
 	       o->cpu_max, o->runnable_max,
 	       o->disk_check && n->have_diskstats ? "yes" : "no",
@@ -925,6 +931,8 @@ static int restore_saved(const struct napd_opts *o)
 			return 1;
 		}
 	}
+	if (!o->dry_run)
+		devtiming_stop(o->sysfs_root);
 	n = settings_load(&st, err, sizeof(err));
 	if (n <= 0) {
 		if (n < 0)
@@ -995,6 +1003,8 @@ int main(int argc, char *argv[])
 		return status_client(&o);
 	if (o.restore)
 		return restore_saved(&o);
+	if (o.list_devices)
+		return devpolicy_list(&o, stdout);
 
 	/* Output must reach a pipe or serial console before a nap. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1053,6 +1063,11 @@ int main(int argc, char *argv[])
 			n.setup.settings.file, n.setup.recovered,
 			n.setup.recovered == 1 ? "" : "s");
 
+	/* Per-device nap costs for --list-devices: nice to have. */
+	if (!o.dry_run && o.mode == NAPD_MODE_PSEUDO &&
+	    devtiming_start(o.sysfs_root, err, sizeof(err)))
+		napd_log(LOG_NOTICE, "no per-device nap costs: %s", err);
+
 	if (start(&n)) {
 		ret = 1;
 	} else {
@@ -1070,6 +1085,8 @@ int main(int argc, char *argv[])
 		restore_failed = true;
 		ret = 1;
 	}
+	if (!o.dry_run)
+		devtiming_stop(o.sysfs_root);
 	update_metrics(&n, true);
 	ctl_close(n.ctl_fd, o.status_socket);
 	if (state_fd >= 0)

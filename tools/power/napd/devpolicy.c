@@ -191,6 +191,9 @@ static enum dev_why class_rule(const struct devtree *t, int i)
 {
 	unsigned int cls = t->d[i].pci_class >> 8;
 
+	/* Without a driver there is no device PM to skip, and none of its own. */
+	if (!t->d[i].has_driver)
+		return WHY_DEFAULT;
 	if (cls == PCI_USB_HOST)
 		return WHY_USB_HOST;
 	if (cls == PCI_NVM)

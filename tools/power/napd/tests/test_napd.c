@@ -2979,9 +2979,12 @@ static void test_napd_metrics(void)
 #define NS_AHCI PCI0 "/0000:00:1f.2/power/nosleep"
 #define NS_PLAT "sys/devices/platform/xhci-hcd.0/power/nosleep"
 
-/* A PCI device of class @cls with power/nosleep 0. */
+/* A PCI device of class @cls with power/nosleep 0 and a driver. */
 static void fake_pci(const char *t, const char *addr, const char *cls)
 {
+	mkdir_p("%s/sys/bus/pci/drivers/fake", t);
+	link_to("../../../bus/pci/drivers/fake", "%s/" PCI0 "/%s/driver", t,
+		addr);
 	put(cls, "%s/" PCI0 "/%s/class", t, addr);
 	put("0\n", "%s/" PCI0 "/%s/power/nosleep", t, addr);
 	put("active\n", "%s/" PCI0 "/%s/power/runtime_status", t, addr);
@@ -3002,7 +3005,11 @@ static void build_server_tree(const char *t)
 	put("0\n", "%s/" PCI0 "/0000:00:05.0/nvme/nvme0/power/nosleep", t);
 	fake_pci(t, "0000:00:1f.2", "0x010601\n");
 	fake_pci(t, "0000:00:06.0", "0x040300\n");
+	/* a SATA function without a driver: no class rule */
+	put("0x010601\n", "%s/" PCI0 "/0000:00:07.0/class", t);
+	put("0\n", "%s/" PCI0 "/0000:00:07.0/power/nosleep", t);
 	put("0\n", "%s/" NS_PLAT, t);
+	link_to("../../../bus/pci/drivers/fake", "%s/sys/devices/platform/xhci-hcd.0/driver", t);
 	put("0\n", "%s/sys/devices/platform/xhci-hcd.0/usb2/power/nosleep", t);
 	link_to("../../../../bus/usb", "%s/sys/devices/platform/xhci-hcd.0/usb2/subsystem", t);
 	mkdir_p("%s/sys/bus/usb", t);
@@ -3059,6 +3066,7 @@ static void test_devpolicy_lean(void)
 	CHECK_STR(get("%s/" NS_PLAT, t), "1");
 	CHECK_STR(get("%s/" NS_HUB, t), "0");
 	CHECK_STR(get("%s/" PCI0 "/0000:00:06.0/power/nosleep", t), "0");
+	CHECK_STR(get("%s/" PCI0 "/0000:00:07.0/power/nosleep", t), "0");
 	CHECK(!napd_restore(&s));
 	CHECK_STR(get("%s/" NS_XHCI, t), "0");
 	CHECK_STR(get("%s/" NS_NVME, t), "0");

@@ -281,6 +281,17 @@ def driver_errors(dmesg):
             if DRIVER_ERRORS.search(l) or pslib.BAD_DMESG.search(l)]
 
 
+def phase_log(dmesg, k):
+    """The kernel log of phase k: from its mark to the next phase's (or
+    the end mark)."""
+    start = dmesg.find("lean-naps: phase %d:" % k)
+    if start < 0:
+        return ""
+    ends = [i for i in (dmesg.find("lean-naps: phase %d:" % (k + 1)),
+                        dmesg.find("lean-naps: end")) if i > start]
+    return dmesg[start:min(ends)] if ends else dmesg[start:]
+
+
 def median(xs):
     xs = sorted(xs)
     return xs[len(xs) // 2] if xs else float("nan")

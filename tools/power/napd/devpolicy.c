@@ -54,6 +54,43 @@ bool devpolicy_valid_name(const char *arg)
 	return is_pci_addr(arg, true) || is_pci_addr(arg, false);
 }
 
+static bool same_list(const char *const *a, int na, const char *const *b,
+		      int nb)
+{
+	int i;
+
+	if (na != nb)
+		return false;
+	for (i = 0; i < na; i++)
+		if (strcmp(a[i], b[i]))
+			return false;
+	return true;
+}
+
+int devpolicy_keep_opts(struct napd_opts *fresh, const struct napd_opts *old)
+{
+	bool changed = fresh->dev_policy != old->dev_policy ||
+		!same_list(fresh->nap_keep, fresh->nr_nap_keep, old->nap_keep,
+			   old->nr_nap_keep) ||
+		!same_list(fresh->nap_suspend, fresh->nr_nap_suspend,
+			   old->nap_suspend, old->nr_nap_suspend);
+	int i;
+
+	fresh->dev_policy = old->dev_policy;
+	fresh->nr_nap_keep = old->nr_nap_keep;
+	fresh->nr_nap_suspend = old->nr_nap_suspend;
+	/* Copies: the old strings go with the old settings. */
+	for (i = 0; i < old->nr_nap_keep; i++)
+		if (!(fresh->nap_keep[i] = napd_opts_strdup(fresh,
+							    old->nap_keep[i])))
+			return -1;
+	for (i = 0; i < old->nr_nap_suspend; i++)
+		if (!(fresh->nap_suspend[i] =
+		      napd_opts_strdup(fresh, old->nap_suspend[i])))
+			return -1;
+	return changed;
+}
+
 void devtree_free(struct devtree *t)
 {
 	int i;

@@ -85,6 +85,13 @@ const char *dev_why_str(const struct devtree *t, int i, char *buf,
 int devpolicy_apply(const struct devtree *t, struct settings *st, char *err,
 		    size_t errlen);
 
+/*
+ * On a reload: the device policy of @fresh set back to @old's, which
+ * napd applied at start (a change takes a restart).  Returns whether
+ * @fresh asked for a change, or -1 if out of memory.
+ */
+int devpolicy_keep_opts(struct napd_opts *fresh, const struct napd_opts *old);
+
 /* Is @arg a valid nap-keep or nap-suspend value (path or PCI address)? */
 bool devpolicy_valid_name(const char *arg);
 

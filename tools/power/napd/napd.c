@@ -635,7 +635,7 @@ static void do_reload(struct napd *n)
 	struct napd_opts *o = n->o;
 	char err[8192], status[160];
 	bool ok;
-	int i;
+	int i, ret;
 
 	reload = 0;
 	if (napd_load_opts(&fresh, n->argc, n->argv, err, sizeof(err))) {
@@ -668,7 +668,11 @@ static void do_reload(struct napd *n)
 	fresh.proc_root = napd_opts_strdup(&fresh, o->proc_root);
 	fresh.status_socket = napd_opts_strdup(&fresh, o->status_socket);
 	fresh.dry_run = o->dry_run;
-	ok = fresh.sysfs_root && fresh.proc_root && fresh.status_socket;
+	ret = devpolicy_keep_opts(&fresh, o);
+	if (ret > 0)
+		napd_log(LOG_WARNING, "reload: device-policy, nap-keep and nap-suspend take a restart; kept");
+	ok = ret >= 0 && fresh.sysfs_root && fresh.proc_root &&
+	     fresh.status_socket;
 	for (i = 0; i < fresh.nr_wake_devs; i++)
 		ok = ok && fresh.wake_devs[i];
 	for (i = 0; i < fresh.nr_keep; i++)

@@ -15,7 +15,7 @@ import lean_naps
 
 ORDER = 6
 NAPS = 50
-GETS = 60		# one per nap: a GET every GAP s ends the nap before it
+GETS = 70		# one per nap: a GET every GAP s ends the nap before it
 GAP = 0.8
 ALL_GETS = 6		# the contrast run: each costs a USB and NVMe resume
 # Under TCG Apache's work for a GET is more than napd's 10 % of CPU over

@@ -535,7 +535,7 @@ int devpolicy_list(const struct napd_opts *o, FILE *out)
 	ret = devtiming_read(o->sysfs_root, &costs);
 	fprintf(out, "# device policy %s; nap costs: %s\n",
 		o->dev_policy == NAPD_POLICY_LEAN ? "lean" : "all",
-		ret == -ENOENT ? "none (napd is not running: its trace instance is made at start)" :
+		ret == -ENOENT ? "none (no trace instance: napd is not running, or could not make one at start; see its log)" :
 		ret ? strerror(-ret) :
 		costs.naps ? "the last nap in tracing/instances/" DEVTIMING_INSTANCE " (ms of system-sleep callbacks; -: none ran)" :
 		"no nap yet");

@@ -34,6 +34,8 @@
 #include <sys/stat.h>
 
 #include "alarm.h"
+#include "devpolicy.h"
+#include "devtiming.h"
 #include "checks.h"
 #include "ctl.h"
 #include "diag.h"
@@ -857,7 +859,7 @@ static void do_reload(struct napd *n)
 	struct napd_opts *o = n->o;
 	char err[8192], status[160];
 	bool ok;
-	int i;
+	int i, ret;
 
 	reload = 0;
 	if (napd_load_opts(&fresh, n->argc, n->argv, err, sizeof(err))) {
@@ -890,7 +892,11 @@ static void do_reload(struct napd *n)
 	fresh.proc_root = napd_opts_strdup(&fresh, o->proc_root);
 	fresh.status_socket = napd_opts_strdup(&fresh, o->status_socket);
 	fresh.dry_run = o->dry_run;
-	ok = fresh.sysfs_root && fresh.proc_root && fresh.status_socket;
+	ret = devpolicy_keep_opts(&fresh, o);
+	if (ret > 0)
+		napd_log(LOG_WARNING, "reload: device-policy, nap-keep and nap-suspend take a restart; kept");
+	ok = ret >= 0 && fresh.sysfs_root && fresh.proc_root &&
+	     fresh.status_socket;
 	for (i = 0; i < fresh.nr_wake_devs; i++)
 		ok = ok && fresh.wake_devs[i];
 	for (i = 0; i < fresh.nr_keep; i++)
@@ -1135,6 +1141,10 @@ static int start(struct napd *n)
 	       n->alarm_fd < 0 ? "no alarm timer" : "no systemd");
 	logmsg(n, LOG_INFO, "logind sleep inhibitors: %s; status socket %s",
 	       o->inhibitors ? o->inhibit_dir : "ignored", o->status_socket);
+	if (o->mode == NAPD_MODE_PSEUDO)
+		logmsg(n, LOG_INFO, "device policy %s: %d device%s kept awake by its rules (napd --list-devices)",
+		       o->dev_policy == NAPD_POLICY_LEAN ? "lean" : "all",
+		       s->nr_policy, s->nr_policy == 1 ? "" : "s");
 	logmsg(n, LOG_INFO, "idle checks: cpu-max %lu%%, runnable-max %lu, disk %s, %d process name%s, %d UDP port%s",
 	       o->cpu_max, o->runnable_max,
 	       o->disk_check && n->have_diskstats ? "yes" : "no",
@@ -1177,6 +1187,8 @@ static int restore_saved(const struct napd_opts *o)
 			return 1;
 		}
 	}
+	if (!o->dry_run)
+		devtiming_stop(o->sysfs_root);
 	n = settings_load(&st, err, sizeof(err));
 	if (n <= 0) {
 		if (n < 0)
@@ -1296,6 +1308,8 @@ int main(int argc, char *argv[])
 		return status_client(&o);
 	if (o.restore)
 		return restore_saved(&o);
+	if (o.list_devices)
+		return devpolicy_list(&o, stdout);
 
 	/* Output must reach a pipe or serial console before a nap. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1373,6 +1387,11 @@ int main(int argc, char *argv[])
 			n.setup.settings.file, n.setup.recovered,
 			n.setup.recovered == 1 ? "" : "s");
 
+	/* Per-device nap costs for --list-devices: nice to have. */
+	if (!o.dry_run && o.mode == NAPD_MODE_PSEUDO &&
+	    devtiming_start(o.sysfs_root, err, sizeof(err)))
+		napd_log(LOG_NOTICE, "no per-device nap costs: %s", err);
+
 	if (start(&n)) {
 		ret = 1;
 	} else {
@@ -1390,6 +1409,8 @@ int main(int argc, char *argv[])
 		restore_failed = true;
 		ret = 1;
 	}
+	if (!o.dry_run)
+		devtiming_stop(o.sysfs_root);
 	update_metrics(&n, true);
 	ctl_close(n.ctl_fd, o.status_socket);
 	if (state_fd >= 0)

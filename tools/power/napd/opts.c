@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "inhibit.h"
+#include "devpolicy.h"
 #include "opts.h"
 #include "sysfs.h"
 
@@ -24,6 +25,7 @@ const char napd_usage[] =
 "       napd --status [--status-socket PATH]\n"
 "       napd --check-config [FILE]\n"
 "       napd --restore [--state-dir DIR]\n"
+"       napd --list-devices [--config FILE]\n"
 "\n"
 "Nap the machine between requests using pseudo-sleep.\n"
 "\n"
@@ -38,6 +40,14 @@ const char napd_usage[] =
 "                       packet), auto (default: task if the kernel has it)\n"
 "  --keep-awake DEV     keep a device running during naps (repeatable);\n"
 "                       a sysfs device directory or a name such as ttyS0\n"
+"  --device-policy P    lean (default): naps leave USB host controllers and\n"
+"                       NVMe and SATA controllers (and all below them)\n"
+"                       awake; all: naps suspend them too\n"
+"  --nap-keep DEV       keep this device awake in naps (repeatable): a\n"
+"                       sysfs device path or a PCI address (0000:00:1f.2)\n"
+"  --nap-suspend DEV    let naps suspend it despite the policy (repeatable)\n"
+"  --list-devices       print per device whether a nap suspends it, why,\n"
+"                       and its cost in napd's last nap; exit\n"
 "  --process NAME       no nap while a process of this name runs (repeatable)\n"
 "  --cpu-max PCT        no nap if CPU use over the idle time was above PCT %\n"
 "                       of all CPUs (1..100, default 10; 100: no check)\n"
@@ -212,6 +222,7 @@ enum opt_id {
 	OPT_STATE_DIR, OPT_RESTORE, OPT_METRICS_FILE, OPT_METRICS_INTERVAL,
 	OPT_MAX_NAP, OPT_SYSTEMD_TIMERS, OPT_INHIBITORS, OPT_INHIBIT_DIR,
 	OPT_SOCKET_GROUP,
+	OPT_NAP_KEEP, OPT_NAP_SUSPEND, OPT_DEVICE_POLICY, OPT_LIST_DEVICES,
 	OPT_NR
 };
 
@@ -258,6 +269,10 @@ static const struct {
 	{ "inhibit-dir",	OPT_INHIBIT_DIR,	ARG },
 	{ "socket-group",	OPT_SOCKET_GROUP,	ARG },
 	{ "restore",		OPT_RESTORE,		NOCONF },
+	{ "nap-keep",		OPT_NAP_KEEP,		ARG | LIST },
+	{ "nap-suspend",	OPT_NAP_SUSPEND,	ARG | LIST },
+	{ "device-policy",	OPT_DEVICE_POLICY,	ARG },
+	{ "list-devices",	OPT_LIST_DEVICES,	NOCONF },
 	{ "help",		OPT_HELP,		NOCONF },
 	{ "version",		OPT_VERSION,		NOCONF },
 };
@@ -296,6 +311,38 @@ static int parse_bool(const char *s, bool *out)
 		}
 	}
 	return -1;
+}
+
+/*
+ * nap-keep or nap-suspend: a sysfs device path or a PCI address, in one
+ * of the two lists only.  Whether the device exists is checked at start.
+ */
+static int add_nap_dev(struct napd_opts *o, bool keep, const char *pfx,
+		       const char *name, const char *arg, char *err,
+		       size_t errlen)
+{
+	const char **list = keep ? o->nap_keep : o->nap_suspend;
+	const char **other = keep ? o->nap_suspend : o->nap_keep;
+	int *nr = keep ? &o->nr_nap_keep : &o->nr_nap_suspend;
+	int nr_other = keep ? o->nr_nap_suspend : o->nr_nap_keep, i;
+
+	if (!devpolicy_valid_name(arg))
+		return fail(err, errlen,
+			    "bad %s%s '%s' (a sysfs device path or a PCI address such as 0000:00:1f.2)",
+			    pfx, name, arg);
+	for (i = 0; i < nr_other; i++)
+		if (!strcmp(other[i], arg))
+			return fail(err, errlen,
+				    "%s%s '%s': also given as %snap-%s", pfx,
+				    name, arg, pfx, keep ? "suspend" : "keep");
+	for (i = 0; i < *nr; i++)
+		if (!strcmp(list[i], arg))
+			return 0;
+	if (*nr == NAPD_MAX_NAP_DEVS)
+		return fail(err, errlen, "too many %s%s (max %d)", pfx, name,
+			    NAPD_MAX_NAP_DEVS);
+	list[(*nr)++] = arg;
+	return 0;
 }
 
 /* The index of @arg in @names[@n] in @v: 0, or -1 if it is none of them. */
@@ -514,6 +561,23 @@ static int apply_opt(struct napd_opts *o, enum opt_id id, const char *pfx,
 				    pfx, name, arg);
 		o->socket_group = arg;
 		return 0;
+	case OPT_NAP_KEEP:
+	case OPT_NAP_SUSPEND:
+		return add_nap_dev(o, id == OPT_NAP_KEEP, pfx, name, arg, err,
+				   errlen);
+	case OPT_DEVICE_POLICY:
+		if (!strcmp(arg, "lean"))
+			o->dev_policy = NAPD_POLICY_LEAN;
+		else if (!strcmp(arg, "all"))
+			o->dev_policy = NAPD_POLICY_ALL;
+		else
+			return fail(err, errlen,
+				    "bad %s%s '%s' (lean or all)", pfx, name,
+				    arg);
+		return 0;
+	case OPT_LIST_DEVICES:
+		o->list_devices = true;
+		return 0;
 	case OPT_CHECK_CONFIG:
 		if (arg && !*arg)
 			return fail(err, errlen, "empty %s%s", pfx, name);
@@ -604,7 +668,8 @@ static int parse_argv(struct napd_opts *o, unsigned long long *seen,
 static int check_required(const struct napd_opts *o, const char *file,
 			  char *err, size_t errlen)
 {
-	if (o->help || o->version || o->status || o->restore)
+	if (o->help || o->version || o->status || o->restore ||
+	    o->list_devices)
 		return 0;
 	if (!o->nr_ports)
 		return fail(err, errlen, "missing --port%s%s%s", file ?
@@ -904,6 +969,21 @@ static void take_opt(struct napd_opts *dst, const struct napd_opts *src,
 		break;
 	case OPT_SOCKET_GROUP:
 		dst->socket_group = src->socket_group;
+		break;
+	case OPT_NAP_KEEP:
+		memcpy(dst->nap_keep, src->nap_keep, sizeof(dst->nap_keep));
+		dst->nr_nap_keep = src->nr_nap_keep;
+		break;
+	case OPT_NAP_SUSPEND:
+		memcpy(dst->nap_suspend, src->nap_suspend,
+		       sizeof(dst->nap_suspend));
+		dst->nr_nap_suspend = src->nr_nap_suspend;
+		break;
+	case OPT_DEVICE_POLICY:
+		dst->dev_policy = src->dev_policy;
+		break;
+	case OPT_LIST_DEVICES:
+		dst->list_devices = src->list_devices;
 		break;
 	case OPT_CHECK_CONFIG:
 		dst->check_config = src->check_config;

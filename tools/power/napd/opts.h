@@ -16,6 +16,7 @@
 #define NAPD_MAX_KEEP		16
 #define NAPD_MAX_PROCS		16
 #define NAPD_MAX_WAKE_DEVS	8
+#define NAPD_MAX_NAP_DEVS	16	/* nap-keep, nap-suspend each */
 #define NAPD_IDLE_MS_DEFAULT	50
 #define NAPD_IDLE_MS_MAX	3600000UL
 #define NAPD_CPU_MAX_DEFAULT	10
@@ -39,6 +40,12 @@ enum napd_wake_on {
 	NAPD_WAKE_TASK,
 };
 
+/* Which devices a nap leaves alone (devpolicy.h). */
+enum napd_dev_policy {
+	NAPD_POLICY_LEAN,	/* USB hosts, NVMe and SATA stay awake */
+	NAPD_POLICY_ALL,	/* no class rule: a nap suspends them too */
+};
+
 struct napd_opts {
 	unsigned short ports[NAPD_MAX_PORTS];
 	int nr_ports;
@@ -51,6 +58,11 @@ struct napd_opts {
 	enum napd_wake_on wake_on;
 	const char *keep_awake[NAPD_MAX_KEEP];
 	int nr_keep;
+	const char *nap_keep[NAPD_MAX_NAP_DEVS];	/* path or PCI address */
+	int nr_nap_keep;
+	const char *nap_suspend[NAPD_MAX_NAP_DEVS];
+	int nr_nap_suspend;
+	enum napd_dev_policy dev_policy;
 	const char *procs[NAPD_MAX_PROCS];	/* names that block naps */
 	int nr_procs;
 	unsigned long cpu_max;		/* % of all CPUs; 100: no check */
@@ -77,6 +89,7 @@ struct napd_opts {
 	bool status;			/* --status: ask the daemon */
 	bool check_config;		/* --check-config: parse, report, exit */
 	bool restore;			/* --restore: put saved settings back */
+	bool list_devices;		/* --list-devices: print the policy */
 	struct opt_str *strs;		/* config file strings, owned */
 };
 

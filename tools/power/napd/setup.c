@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devpolicy.h"
 #include "notify.h"
 #include "setup.h"
 
@@ -356,6 +357,7 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 	char list[SETTING_VAL_MAX], cur[64], old_irqs[SETTING_VAL_MAX];
 	char irqlist[SETTING_VAL_MAX];
 	struct nosleep nosleep[NAPD_MAX_NICS + NAPD_MAX_KEEP + 1];
+	struct devtree tree = { 0 };
 	int nr_nosleep = 0, ret, i;
 	bool arm_irqs;
 
@@ -524,17 +526,33 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 		nosleep[i--] = nosleep[--nr_nosleep];
 	}
 
+	/* The device policy: which devices naps leave alone (devpolicy.h). */
+	if (pseudo && devpolicy_scan(o, &tree, err, errlen)) {
+		devtree_free(&tree);
+		return -1;
+	}
+
 	/* Checks done: from here on every change is recorded. */
-	if (change(s, mem_sleep, cur, mode, err, errlen))
-		return -1;
-	if (wake_on_apply(s, err, errlen))
-		return -1;
-	if (arm_irqs && change(s, wake_irq, old_irqs, irqlist, err, errlen))
-		return -1;
+	ret = -1;
+	if (change(s, mem_sleep, cur, mode, err, errlen) ||
+	    wake_on_apply(s, err, errlen) ||
+	    (arm_irqs && change(s, wake_irq, old_irqs, irqlist, err, errlen)))
+		goto out_tree;
 	s->nr_irqs_armed = arm_irqs ? s->nr_irqs : 0;
 	for (i = 0; i < nr_nosleep; i++)
 		if (set_nosleep(s, nosleep[i].path, err, errlen))
-			return -1;
+			goto out_tree;
+	if (pseudo) {
+		ret = devpolicy_apply(&tree, &s->settings, err, errlen);
+		if (ret < 0)
+			goto out_tree;
+		s->nr_policy = ret;
+	}
+	ret = 0;
+out_tree:
+	devtree_free(&tree);
+	if (ret < 0)
+		return -1;
 	/* What the killed napd changed and this one does not: put back. */
 	ret = settings_restore_pending(&s->settings);
 	if (ret)

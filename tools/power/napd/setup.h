@@ -41,6 +41,7 @@ struct napd_setup {
 	char wake_on_old[64];
 	const char *wake_on_new;	/* NULL: leave it (none, or no pseudo) */
 	int recovered;			/* settings a killed napd saved */
+	int nr_policy;			/* nosleep files the device policy set */
 };
 
 /*

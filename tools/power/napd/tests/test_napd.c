@@ -41,6 +41,8 @@
 #include "irqs.h"
 #include "opts.h"
 #include "procnet.h"
+#include "devpolicy.h"
+#include "devtiming.h"
 #include "setup.h"
 #include "stats.h"
 #include "sysfs.h"
@@ -3634,6 +3636,246 @@ static void test_napctl_errors(void)
 	CHECK(out_has(out, "does not exist: napd is not running"));
 }
 
+/* ---- the device policy (issue 35) ---- */
+
+#define PCI0 "sys/devices/pci0000:00"
+#define NS_XHCI PCI0 "/0000:00:04.0/power/nosleep"
+#define NS_HUB PCI0 "/0000:00:04.0/usb1/power/nosleep"
+#define NS_NVME PCI0 "/0000:00:05.0/power/nosleep"
+#define NS_AHCI PCI0 "/0000:00:1f.2/power/nosleep"
+#define NS_PLAT "sys/devices/platform/xhci-hcd.0/power/nosleep"
+
+/* A PCI device of class @cls with power/nosleep 0 and a driver. */
+static void fake_pci(const char *t, const char *addr, const char *cls)
+{
+	mkdir_p("%s/sys/bus/pci/drivers/fake", t);
+	link_to("../../../bus/pci/drivers/fake", "%s/" PCI0 "/%s/driver", t,
+		addr);
+	put(cls, "%s/" PCI0 "/%s/class", t, addr);
+	put("0\n", "%s/" PCI0 "/%s/power/nosleep", t, addr);
+	put("active\n", "%s/" PCI0 "/%s/power/runtime_status", t, addr);
+}
+
+/*
+ * On top of build_tree(): an xHCI (0000:00:04.0) with root hub usb1, an
+ * NVMe (05.0) with nvme0 below it, an AHCI (1f.2), a sound card (06.0)
+ * and a platform xHCI with root hub usb2: a q35 server.
+ */
+static void build_server_tree(const char *t)
+{
+	build_tree(t, true);
+	fake_pci(t, "0000:00:04.0", "0x0c0330\n");
+	put("0\n", "%s/" NS_HUB, t);
+	link_to("../../../../bus/usb", "%s/" PCI0 "/0000:00:04.0/usb1/subsystem", t);
+	fake_pci(t, "0000:00:05.0", "0x010802\n");
+	put("0\n", "%s/" PCI0 "/0000:00:05.0/nvme/nvme0/power/nosleep", t);
+	fake_pci(t, "0000:00:1f.2", "0x010601\n");
+	fake_pci(t, "0000:00:06.0", "0x040300\n");
+	/* a SATA function without a driver: no class rule */
+	put("0x010601\n", "%s/" PCI0 "/0000:00:07.0/class", t);
+	put("0\n", "%s/" PCI0 "/0000:00:07.0/power/nosleep", t);
+	put("0\n", "%s/" NS_PLAT, t);
+	link_to("../../../bus/pci/drivers/fake", "%s/sys/devices/platform/xhci-hcd.0/driver", t);
+	put("0\n", "%s/sys/devices/platform/xhci-hcd.0/usb2/power/nosleep", t);
+	link_to("../../../../bus/usb", "%s/sys/devices/platform/xhci-hcd.0/usb2/subsystem", t);
+	mkdir_p("%s/sys/bus/usb", t);
+}
+
+static int setup_with(const char *t, struct napd_setup *s, char *err,
+		      size_t errlen, ...)
+{
+	char sys[PATH_MAX], proc[PATH_MAX], state[PATH_MAX];
+	char *argv[32] = { "napd", "--port", "80", "--wake-dev", "eth0",
+			   "--sysfs-root", sys, "--proc-root", proc,
+			   "--state-dir", state };
+	struct napd_opts o;
+	int argc = 11, ret;
+	va_list ap;
+
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(state, sizeof(state), "%s/state", t);
+	mkdir_p("%s", state);
+	/* a restore leaves the fake file with the bare word in it */
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	va_start(ap, errlen);
+	while ((argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	if (napd_parse_opts(&o, argc, argv, err, errlen)) {
+		printf("# setup_with: %s\n", err);
+		return -2;
+	}
+	ret = napd_setup(&o, s, err, errlen);
+	if (ret)
+		napd_restore(s);
+	return ret;
+}
+
+static void test_devpolicy_lean(void)
+{
+	const char *t = new_tree("devpolicy");
+	char err[512], path[PATH_MAX];
+	struct napd_setup s;
+
+	build_server_tree(t);
+	/* lean: the controllers, not what is below them (the kernel's job) */
+	if (setup_with(t, &s, err, sizeof(err), NULL)) {
+		printf("# %s\n", err);
+		t_failed = true;
+		return;
+	}
+	CHECK(s.nr_policy == 4);
+	CHECK_STR(get("%s/" NS_XHCI, t), "1");
+	CHECK_STR(get("%s/" NS_NVME, t), "1");
+	CHECK_STR(get("%s/" NS_AHCI, t), "1");
+	CHECK_STR(get("%s/" NS_PLAT, t), "1");
+	CHECK_STR(get("%s/" NS_HUB, t), "0");
+	CHECK_STR(get("%s/" PCI0 "/0000:00:06.0/power/nosleep", t), "0");
+	CHECK_STR(get("%s/" PCI0 "/0000:00:07.0/power/nosleep", t), "0");
+	CHECK(!napd_restore(&s));
+	CHECK_STR(get("%s/" NS_XHCI, t), "0");
+	CHECK_STR(get("%s/" NS_NVME, t), "0");
+	CHECK_STR(get("%s/" NS_PLAT, t), "0");
+
+	/* all: no class rule */
+	CHECK(!setup_with(t, &s, err, sizeof(err), "--device-policy", "all",
+			  NULL));
+	CHECK(s.nr_policy == 0);
+	CHECK_STR(get("%s/" NS_XHCI, t), "0");
+	CHECK(!napd_restore(&s));
+
+	/* overrides by PCI address (short and long) and by path */
+	path_fmt(path, sizeof(path), "%s/" PCI0 "/0000:00:06.0", t);
+	put("1\n", "%s/" NS_AHCI, t);
+	CHECK(!setup_with(t, &s, err, sizeof(err), "--nap-suspend", "00:05.0",
+			  "--nap-suspend", "0000:00:1f.2", "--nap-keep", path,
+			  NULL));
+	CHECK_STR(get("%s/" NS_NVME, t), "0");
+	CHECK_STR(get("%s/" NS_AHCI, t), "0");	/* was 1: cleared */
+	CHECK_STR(get("%s/" PCI0 "/0000:00:06.0/power/nosleep", t), "1");
+	CHECK_STR(get("%s/" NS_XHCI, t), "1");
+	CHECK(!napd_restore(&s));
+	CHECK_STR(get("%s/" NS_AHCI, t), "1");
+	CHECK_STR(get("%s/" PCI0 "/0000:00:06.0/power/nosleep", t), "0");
+	put("0\n", "%s/" NS_AHCI, t);
+
+	/* a device that is not there: refused, nothing changed */
+	CHECK(setup_with(t, &s, err, sizeof(err), "--nap-keep", "00:09.0",
+			 NULL) == -1);
+	CHECK(strstr(err, "nap-keep '00:09.0': no such device") != NULL);
+	CHECK_STR(get("%s/sys/power/mem_sleep", t), "[s2idle] deep pseudo");
+	CHECK_STR(get("%s/" NS_XHCI, t), "0");
+}
+
+static void test_devpolicy_config(void)
+{
+	static const struct {
+		const char *text;
+		const char *msg;
+	} bad[] = {
+		{ "nap-keep = sda\n", "bad.conf:1: bad nap-keep 'sda' (a sysfs device path or a PCI address" },
+		{ "\nnap-suspend = 0:1f.2\n", "bad.conf:2: bad nap-suspend '0:1f.2'" },
+		{ "nap-keep = 00:1f.2\nnap-suspend = 00:1f.2\n",
+		  "bad.conf:2: nap-suspend '00:1f.2': also given as nap-keep" },
+		{ "device-policy = some\n", "bad.conf:1: bad device-policy 'some' (lean or all)" },
+		{ "nap-keep = /sys/devices/../x\n", "bad.conf:1: bad nap-keep" },
+	};
+	struct napd_opts o;
+	char err[256];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		napd_parse_opts(&o, 1, (char *[]){ "napd", NULL }, err,
+				sizeof(err));
+		if (napd_parse_config(&o, "bad.conf", bad[i].text, err,
+				      sizeof(err)) != 1 ||
+		    !strstr(err, bad[i].msg)) {
+			printf("# devpolicy config %u: got '%s', want '%s'\n",
+			       i, err, bad[i].msg);
+			t_failed = true;
+		}
+		napd_opts_free(&o);
+	}
+	napd_parse_opts(&o, 1, (char *[]){ "napd", NULL }, err, sizeof(err));
+	CHECK(napd_parse_config(&o, "good.conf",
+				"device-policy = all\nnap-keep = 0000:00:1F.2, 00:03.0\n"
+				"nap-suspend = /sys/devices/pci0000:00/0000:00:04.0\n",
+				err, sizeof(err)) == 0);
+	CHECK(o.dev_policy == NAPD_POLICY_ALL && o.nr_nap_keep == 2 &&
+	      o.nr_nap_suspend == 1);
+	napd_opts_free(&o);
+}
+
+static const char trace_text[] =
+"# tracer: nop\n"
+"  sh-80 [000] .....  10.000000: suspend_resume: dpm_prepare[2] begin\n"
+"  sh-80 [000] .....  10.000100: device_pm_callback_start: nvme 0000:00:05.0, parent: pci0000:00, bus [suspend]\n"
+"  sh-80 [000] .....  10.009100: device_pm_callback_end: nvme 0000:00:05.0, err=0\n"
+"  sh-80 [000] .....  10.100000: suspend_resume: dpm_prepare[2] begin\n"
+"  sh-80 [000] .....  10.100100: device_pm_callback_start: nvme 0000:00:05.0, parent: pci0000:00, noirq bus [suspend]\n"
+"  kworker/0:1-9 [001] .....  10.101000: device_pm_callback_start:  usb1, parent: 0000:00:04.0, type [resume]\n"
+"  sh-80 [000] .....  10.102100: device_pm_callback_end: nvme 0000:00:05.0, err=0\n"
+"  kworker/0:1-9 [001] .....  10.301000: device_pm_callback_end:  usb1, err=0\n"
+"  sh-80 [000] .....  10.400000: device_pm_callback_start: nvme 0000:00:05.0, parent: pci0000:00, bus [resume]\n"
+"  sh-80 [000] .....  10.403500: device_pm_callback_end: nvme 0000:00:05.0, err=0\n"
+"  sh-80 [000] .....  10.500000: device_pm_callback_start: xhci_hcd 0000:00:04.0, parent: pci0000:00, [resume]\n"
+"  sh-80 [000] .....  10.500010: device_pm_callback_end: xhci_hcd 0000:00:04.0, err=0\n";
+
+static void test_devtiming_parse(void)
+{
+	const struct devcost *c;
+	struct devcosts costs;
+
+	CHECK(!devtiming_parse(trace_text, &costs));
+	CHECK(costs.naps == 2);
+	c = devcost_find(&costs, "0000:00:05.0");
+	/* the last nap only: 2 ms suspend, 3.5 ms resume */
+	CHECK(c && c->suspend_ms > 1.99 && c->suspend_ms < 2.01);
+	CHECK(c && c->resume_ms > 3.49 && c->resume_ms < 3.51);
+	CHECK(c && c->callbacks == 2);
+	c = devcost_find(&costs, "usb1");
+	CHECK(c && c->resume_ms > 199.9 && c->resume_ms < 200.1 &&
+	      c->suspend_ms == 0);
+	/* complete only: the PM core's walk of a kept device, no callback */
+	c = devcost_find(&costs, "0000:00:04.0");
+	CHECK(c && c->callbacks == 0);
+	devcosts_free(&costs);
+	CHECK(!devtiming_parse("no nap here\n", &costs) && costs.naps == 0 &&
+	      costs.nr == 0);
+	devcosts_free(&costs);
+}
+
+static void test_napd_list_devices(void)
+{
+	const char *t = new_tree("listdev");
+	char sys[PATH_MAX], out[PATH_MAX], conf[PATH_MAX];
+	char *list[] = { (char *)napd_bin, "--sysfs-root", sys, "--config",
+			 conf, "--list-devices", NULL };
+	char *check[] = { (char *)napd_bin, "--check-config", conf, NULL };
+
+	build_server_tree(t);
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+	path_fmt(conf, sizeof(conf), "%s/napd.conf", t);
+	put("wake-dev = eth0\nnap-suspend = 00:05.0\n", "%s", conf);
+	CHECK(run_napd(list, out, 0) == 0);
+	CHECK(out_has(out, "pci0000:00/0000:00:04.0"));
+	CHECK(out_has(out, "class rule: USB host controller (PCI class 0c03)"));
+	CHECK(out_has(out, "usb1"));
+	CHECK(out_has(out, "under kept 0000:00:04.0"));
+	CHECK(out_has(out, "override: nap-suspend"));
+	CHECK(out_has(out, "class rule: SATA controller"));
+	CHECK(out_has(out, "(has a USB root hub)"));
+	CHECK(out_has(out, "nap costs: none (no trace instance"));
+	/* nothing was written */
+	CHECK_STR(get("%s/" NS_XHCI, t), "0");
+
+	put("port = 80\nwake-dev = eth0\nnap-keep = disk0\n", "%s", conf);
+	CHECK(run_napd(check, out, 0) == 2);
+	CHECK(out_has(out, ":3: bad nap-keep 'disk0'"));
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -3704,6 +3946,10 @@ static const struct {
 	{ "napd_metrics_file", test_napd_metrics, true },
 	{ "napd_inhibitor_and_napctl_pause", test_napd_inhibitor_pause, true },
 	{ "napctl_errors", test_napctl_errors, true },
+	{ "devpolicy_lean_overrides_restore", test_devpolicy_lean, false },
+	{ "devpolicy_config_bad_file_line", test_devpolicy_config, false },
+	{ "devtiming_parse_last_nap", test_devtiming_parse, false },
+	{ "napd_list_devices_check_config", test_napd_list_devices, true },
 };
 
 int main(int argc, char *argv[])

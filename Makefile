@@ -40,7 +40,7 @@ export BUILD_DIR KDIR KOBJ BZIMAGE INITRAMFS ROOTFS DEBIAN_KERNEL
 
 .PHONY: all help deps kernel source config initramfs selftests test demo \
 	patches checkpatch w1 bench stress clean distclean napd overlay napd-deb \
-	rootfs debian-shell
+	rootfs debian-shell patchset check-series-quick check-series
 
 all: kernel
 
@@ -60,6 +60,10 @@ help:
 	@echo "                   in build-debug/)"
 	@echo "  make patches     regenerate patches/ from the commits in $(KDIR)"
 	@echo "  make checkpatch  scripts/checkpatch.pl --strict on our C files and patches"
+	@echo "  make patchset    the three git format-patch series: $(BUILD_DIR)/patchset/"
+	@echo "  make check-series-quick  they apply to pristine and give the tree make"
+	@echo "                   builds; checkpatch --strict on them (in make test)"
+	@echo "  make check-series  build every prefix of the series (hours; not in CI)"
 	@echo "  make w1          build our C files with W=1"
 	@echo "  make napd-deb    napd's Debian package: $(BUILD_DIR)/napd_<version>_<arch>.deb"
 	@echo "  make rootfs      Debian 12 server image (mmdebstrap): $(ROOTFS)"
@@ -160,6 +164,28 @@ patches: $(STAMPS)/source
 
 checkpatch: $(STAMPS)/patched
 	@$(T)/run-checkpatch $(TOP) $(KDIR)
+
+# --- the submitted series: patches/ and the overlay as format-patch series ---
+# patches/patchset/map assigns every overlay file to a patch; only the
+# pristine commit of $(KDIR) is used, in a scratch work tree.
+PATCHSET   := $(BUILD_DIR)/patchset
+patchset: $(STAMPS)/source
+	@$(T)/make-patchset $(TOP) $(KDIR) $(PATCHSET) $(OVERLAY)
+
+# The series applies to pristine and is the tree make builds; checkpatch
+# finds nothing beyond patches/patchset/checkpatch-known.  No kernel build.
+check-series-quick: patchset
+	@$(T)/check-patchset $(TOP) $(KDIR) $(PATCHSET) $(OVERLAY)
+	@$(T)/run-checkpatch --series $(PATCHSET) $(KDIR) > $(PATCHSET)/checkpatch.log; \
+		$(T)/checkpatch-known $(TOP)/patches/patchset/checkpatch-known \
+		$(PATCHSET)/checkpatch.log
+
+# Every prefix of the series builds (bisectable) with the production
+# config: hours on 2 cores, not in CI.  CHECK_SERIES_DIR holds its tree.
+CHECK_SERIES_DIR ?= $(BUILD_DIR)/check-series
+check-series: patchset
+	@$(T)/build-prefixes $(KDIR) $(PATCHSET) $(CHECK_SERIES_DIR) \
+		$(TOP)/configs/production.config $(JOBS)
 
 # W=1 for our own C files only (a tree-wide W=1 rebuilds everything and
 # reports upstream's warnings); the next plain make rebuilds these objects.

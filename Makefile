@@ -33,14 +33,14 @@ DEPS := linux-source-6.12 qemu-system-x86 busybox-static flex bison bc cpio \
 	libelf-dev libssl-dev ethtool iperf3 apache2-utils memcached \
 	libmemcached-tools curl gnuplot-nox sparse xz-utils python3 git \
 	make gcc libc6-dev rsync iproute2 iputils-ping kmod wireguard-tools \
-	dpkg-dev systemd mmdebstrap qemu-utils e2fsprogs \
+	dpkg-dev debhelper systemd mmdebstrap qemu-utils e2fsprogs \
 	python3-prometheus-client python3-pytest
 
 export BUILD_DIR KDIR KOBJ BZIMAGE INITRAMFS ROOTFS DEBIAN_KERNEL
 
 .PHONY: all help deps kernel source config initramfs selftests test demo \
 	patches checkpatch w1 bench stress clean distclean napd overlay napd-deb \
-	rootfs debian-shell patchset check-series-quick check-series
+	rootfs debian-shell patchset check-series-quick check-series deb
 
 all: kernel
 
@@ -64,6 +64,9 @@ help:
 	@echo "  make check-series-quick  they apply to pristine and give the tree make"
 	@echo "                   builds; checkpatch --strict on them (in make test)"
 	@echo "  make check-series  build every prefix of the series (hours; not in CI)"
+	@echo "  make deb         linux-image/linux-headers .debs (bindeb-pkg) with"
+	@echo "                   configs/production.config: $(DEB_DIR)/"
+	@echo "                   (DEB_BASE=config: the base, default this host's)"
 	@echo "  make w1          build our C files with W=1"
 	@echo "  make napd-deb    napd's Debian package: $(BUILD_DIR)/napd_<version>_<arch>.deb"
 	@echo "  make rootfs      Debian 12 server image (mmdebstrap): $(ROOTFS)"
@@ -194,6 +197,25 @@ w1: $(KOBJ)/.config
 	@$(MAKE) -s overlay
 	@$(MAKE) -C $(KDIR) O=$(KOBJ) LOCALVERSION= W=1 $(OUR_OBJS) 2>&1 | tee $(BUILD_DIR)/w1.log | \
 		grep -E 'warning|error' && exit 1 || echo "  W=1     clean: $(OUR_OBJS)"
+
+# --- the host kernel as Debian packages ---------------------------------------
+# bindeb-pkg in its own object directory; the .debs land in $(DEB_DIR).  The
+# base config is this host's kernel's, as a distribution built it, else
+# x86_64_defconfig; configs/production.config goes on top.
+DEB_DIR    ?= $(BUILD_DIR)/deb
+DEB_OBJ    := $(DEB_DIR)/obj
+DEB_BASE   ?= $(wildcard /boot/config-$(shell uname -r))
+# The package version names this tree's commit (the kernel tree's own commit
+# means nothing outside $(KDIR)): 6.12.117-1+ps.4e22ec7.
+DEB_VERSION = $(shell make -s -C $(KDIR) kernelversion)-1+ps.$(shell \
+	git -C $(TOP) describe --always --dirty --abbrev=7 | tr -- - .)
+deb: $(STAMPS)/patched
+	@$(MAKE) -s overlay
+	@$(T)/deb-config $(KDIR) $(DEB_OBJ) $(TOP)/configs/production.config $(DEB_BASE)
+	@echo "  BUILD   bindeb-pkg (-j$(JOBS)) in $(DEB_OBJ)"
+	@$(MAKE) -C $(KDIR) O=$(DEB_OBJ) -j$(JOBS) LOCALVERSION= \
+		KDEB_PKGVERSION=$(DEB_VERSION) bindeb-pkg
+	@ls -l $(DEB_DIR)/*.deb
 
 # --- guest userspace --------------------------------------------------------
 napd:

@@ -213,7 +213,8 @@ deb: $(STAMPS)/patched
 	@$(MAKE) -s overlay
 	@$(T)/deb-config $(KDIR) $(DEB_OBJ) $(TOP)/configs/production.config $(DEB_BASE)
 	@echo "  BUILD   bindeb-pkg (-j$(JOBS)) in $(DEB_OBJ)"
-	@$(MAKE) -C $(KDIR) O=$(DEB_OBJ) -j$(JOBS) LOCALVERSION= \
+	@DEBFULLNAME="pseudosleep developers" DEBEMAIL=kernel@pseudosleep.invalid \
+		$(MAKE) -C $(KDIR) O=$(DEB_OBJ) -j$(JOBS) LOCALVERSION= \
 		KDEB_PKGVERSION=$(DEB_VERSION) bindeb-pkg
 	@ls -l $(DEB_DIR)/*.deb
 

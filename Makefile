@@ -33,14 +33,14 @@ DEPS := linux-source-6.12 qemu-system-x86 busybox-static flex bison bc cpio \
 	libelf-dev libssl-dev ethtool iperf3 apache2-utils memcached \
 	libmemcached-tools curl gnuplot-nox sparse xz-utils python3 git \
 	make gcc libc6-dev rsync iproute2 iputils-ping kmod wireguard-tools \
-	dpkg-dev systemd mmdebstrap qemu-utils e2fsprogs \
+	dpkg-dev debhelper systemd mmdebstrap qemu-utils e2fsprogs \
 	python3-prometheus-client python3-pytest
 
 export BUILD_DIR KDIR KOBJ BZIMAGE INITRAMFS ROOTFS DEBIAN_KERNEL
 
 .PHONY: all help deps kernel source config initramfs selftests test demo \
 	patches checkpatch w1 bench stress clean distclean napd overlay napd-deb \
-	rootfs debian-shell
+	rootfs debian-shell patchset check-series-quick check-series deb
 
 all: kernel
 
@@ -60,6 +60,13 @@ help:
 	@echo "                   in build-debug/)"
 	@echo "  make patches     regenerate patches/ from the commits in $(KDIR)"
 	@echo "  make checkpatch  scripts/checkpatch.pl --strict on our C files and patches"
+	@echo "  make patchset    the three git format-patch series: $(BUILD_DIR)/patchset/"
+	@echo "  make check-series-quick  they apply to pristine and give the tree make"
+	@echo "                   builds; checkpatch --strict on them (in make test)"
+	@echo "  make check-series  build every prefix of the series (hours; not in CI)"
+	@echo "  make deb         linux-image/linux-headers .debs (bindeb-pkg) with"
+	@echo "                   configs/production.config: $(DEB_DIR)/"
+	@echo "                   (DEB_BASE=config: the base, default this host's)"
 	@echo "  make w1          build our C files with W=1"
 	@echo "  make napd-deb    napd's Debian package: $(BUILD_DIR)/napd_<version>_<arch>.deb"
 	@echo "  make rootfs      Debian 12 server image (mmdebstrap): $(ROOTFS)"
@@ -161,6 +168,28 @@ patches: $(STAMPS)/source
 checkpatch: $(STAMPS)/patched
 	@$(T)/run-checkpatch $(TOP) $(KDIR)
 
+# --- the submitted series: patches/ and the overlay as format-patch series ---
+# patches/patchset/map assigns every overlay file to a patch; only the
+# pristine commit of $(KDIR) is used, in a scratch work tree.
+PATCHSET   := $(BUILD_DIR)/patchset
+patchset: $(STAMPS)/source
+	@$(T)/make-patchset $(TOP) $(KDIR) $(PATCHSET) $(OVERLAY)
+
+# The series applies to pristine and is the tree make builds; checkpatch
+# finds nothing beyond patches/patchset/checkpatch-known.  No kernel build.
+check-series-quick: patchset
+	@$(T)/check-patchset $(TOP) $(KDIR) $(PATCHSET) $(OVERLAY)
+	@$(T)/run-checkpatch --series $(PATCHSET) $(KDIR) > $(PATCHSET)/checkpatch.log; \
+		$(T)/checkpatch-known $(TOP)/patches/patchset/checkpatch-known \
+		$(PATCHSET)/checkpatch.log
+
+# Every prefix of the series builds (bisectable) with the production
+# config: hours on 2 cores, not in CI.  CHECK_SERIES_DIR holds its tree.
+CHECK_SERIES_DIR ?= $(BUILD_DIR)/check-series
+check-series: patchset
+	@$(T)/build-prefixes $(KDIR) $(PATCHSET) $(CHECK_SERIES_DIR) \
+		$(TOP)/configs/production.config $(JOBS)
+
 # W=1 for our own C files only (a tree-wide W=1 rebuilds everything and
 # reports upstream's warnings); the next plain make rebuilds these objects.
 OUR_OBJS = $(patsubst %.c,%.o,$(shell git -C $(TOP) ls-files -- kernel drivers arch | grep '\.c$$'))
@@ -168,6 +197,26 @@ w1: $(KOBJ)/.config
 	@$(MAKE) -s overlay
 	@$(MAKE) -C $(KDIR) O=$(KOBJ) LOCALVERSION= W=1 $(OUR_OBJS) 2>&1 | tee $(BUILD_DIR)/w1.log | \
 		grep -E 'warning|error' && exit 1 || echo "  W=1     clean: $(OUR_OBJS)"
+
+# --- the host kernel as Debian packages ---------------------------------------
+# bindeb-pkg in its own object directory; the .debs land in $(DEB_DIR).  The
+# base config is this host's kernel's, as a distribution built it, else
+# x86_64_defconfig; configs/production.config goes on top.
+DEB_DIR    ?= $(BUILD_DIR)/deb
+DEB_OBJ    := $(DEB_DIR)/obj
+DEB_BASE   ?= $(wildcard /boot/config-$(shell uname -r))
+# The package version names this tree's commit (the kernel tree's own commit
+# means nothing outside $(KDIR)): 6.12.117-1+ps.4e22ec7.
+DEB_VERSION = $(shell make -s -C $(KDIR) kernelversion)-1+ps.$(shell \
+	git -C $(TOP) describe --always --dirty --abbrev=7 | tr -- - .)
+deb: $(STAMPS)/patched
+	@$(MAKE) -s overlay
+	@$(T)/deb-config $(KDIR) $(DEB_OBJ) $(TOP)/configs/production.config $(DEB_BASE)
+	@echo "  BUILD   bindeb-pkg (-j$(JOBS)) in $(DEB_OBJ)"
+	@DEBFULLNAME="pseudosleep developers" DEBEMAIL=kernel@pseudosleep.invalid \
+		$(MAKE) -C $(KDIR) O=$(DEB_OBJ) -j$(JOBS) LOCALVERSION= \
+		KDEB_PKGVERSION=$(DEB_VERSION) bindeb-pkg
+	@ls -l $(DEB_DIR)/*.deb
 
 # --- guest userspace --------------------------------------------------------
 napd:

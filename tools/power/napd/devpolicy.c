@@ -6,12 +6,12 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "fail.h"
 #include "devpolicy.h"
 #include "devtiming.h"
 
@@ -19,16 +19,6 @@
 #define PCI_USB_HOST	0x0c03	/* serial bus: USB (UHCI/OHCI/EHCI/xHCI) */
 #define PCI_SATA	0x0106	/* mass storage: SATA (AHCI) */
 #define PCI_NVM		0x0108	/* mass storage: non-volatile memory (NVMe) */
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* "0000:00:1f.2" (domain:bus:slot.function), all hex. */
 static bool is_pci_addr(const char *s, bool domain)

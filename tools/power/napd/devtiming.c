@@ -3,13 +3,13 @@
  * Per-device nap costs from the PM core's trace events.  See devtiming.h.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fail.h"
 #include "devtiming.h"
 #include "sysfs.h"
 
@@ -18,16 +18,6 @@ static const char *const events[] = {
 	"power/device_pm_callback_end",
 	"power/suspend_resume",
 };
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* tracefs: <sysfs>/kernel/tracing, or the old debugfs place. */
 static int tracefs_dir(const char *root, char *out, size_t size)

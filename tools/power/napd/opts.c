@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fail.h"
 #include "inhibit.h"
 #include "devpolicy.h"
 #include "opts.h"
@@ -101,16 +102,6 @@ static const char *const mode_names[] = {
 const char *napd_mode_name(enum napd_mode mode)
 {
 	return mode_names[mode];
-}
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
 }
 
 /*

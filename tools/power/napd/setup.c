@@ -7,24 +7,14 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fail.h"
 #include "devpolicy.h"
 #include "notify.h"
 #include "setup.h"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* A device's power/nosleep file, with the path for messages. */
 struct nosleep {

@@ -67,7 +67,8 @@ help:
 	@echo "  make debian-shell  boot it (NVMe root, AHCI, xHCI, e1000e on a bridge),"
 	@echo "                   serial console here; needs configs/debian-guest.config"
 	@echo "                   in the kernel (KERNEL=, INITRD= boot another kernel;"
-	@echo "                   DEBIAN_KERNEL=1: the image with Debian's kernel)"
+	@echo "                   DEBIAN_KERNEL=1: the image with Debian's kernel;"
+	@echo "                   NAPD=0: napd masked, the guest stays awake)"
 	@echo "  make clean       remove $(BUILD_DIR)"
 	@echo
 	@echo "  BUILD_DIR=dir    build directory (default: build/)"
@@ -200,6 +201,7 @@ INITRD     ?= $(ROOTFS)-initrd.img
 endif
 DEBIAN_SHELL_ARGS = --rootfs $(ROOTFS) --shell --mem 2G --smp 2 \
 	--nic e1000e --net bridge --netns debian-shell \
+	$(if $(filter 0,$(NAPD)),--append systemd.mask=napd.service) \
 	$(if $(KERNEL),--kernel $(KERNEL)) $(if $(INITRD),--initrd $(INITRD))
 debian-shell: rootfs $(if $(KERNEL),,kernel)
 	@$(T)/vm-run $(DEBIAN_SHELL_ARGS)

@@ -16,7 +16,8 @@
 # also installs Debian's linux-image-amd64 and initramfs-tools in the
 # image and copies the kernel and the initrd the image made next to OUT
 # (OUT-vmlinuz, OUT-initrd.img): a known-good kernel to check the image
-# with.
+# with.  memcached listens on every address (Debian's: 127.0.0.1 only),
+# so that the host's clients reach it.
 set -euo pipefail
 out=$(realpath -m "$1")
 here=$(cd "$(dirname "$0")" && pwd)
@@ -86,6 +87,8 @@ mmdebstrap --variant=apt --mode=root --format=directory --quiet \
 	--customize-hook="cat $here/napd.conf.local >> \"\$1/etc/napd.conf\"" \
 	--customize-hook='chroot "$1" napd --check-config /etc/napd.conf' \
 	--customize-hook='chroot "$1" systemctl enable napd.service' \
+	--customize-hook='sed -i "s/^-l 127\.0\.0\.1$/-l 0.0.0.0/" "$1/etc/memcached.conf"' \
+	--customize-hook='grep -qx -- "-l 0.0.0.0" "$1/etc/memcached.conf"' \
 	--customize-hook='chroot "$1" systemctl disable systemd-networkd-wait-online.service' \
 	--customize-hook='chroot "$1" systemctl mask serial-getty@hvc0.service' \
 	--customize-hook='chroot "$1" passwd -d root' \

@@ -1,0 +1,329 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The Debian 12 server guest napping under napd (issue 30): one boot of
+make rootfs's image (napd installed from its package and enabled, the
+e1000e its wake device) shared by every test here, in this order.  The
+host drives it through guest/debian-agent.py (debian_guest.py); real
+clients (curl, memcached's memccp and memccat) reach it from the
+namespace of its bridge.  Each PASSED line says what was measured."""
+
+import json
+import os
+import re
+import tempfile
+import time
+
+import pytest
+
+import debian_guest
+import hosttests
+import pslib
+
+ORDER = 5
+
+# Requests of each series, and the quiet time before each: napd naps after
+# 50 ms of quiet (its default), a nap's entry takes about 50 ms under TCG;
+# 0.5 s leaves room for a slow host.
+REQUESTS = 100
+GAP_S = 0.5
+# The transient timer (systemd-run --on-active) and how long the host
+# stays quiet around it.
+TIMER_S = 5
+QUIET_S = 8
+
+
+@pytest.fixture(scope="module")
+def guest():
+    """The booted guest (a DebianGuest), or the module is skipped."""
+    why = debian_guest.unusable()
+    if why:
+        pytest.skip(why)
+    rootfs, why = hosttests.debian_rootfs()
+    if not rootfs:
+        pytest.skip("no Debian image: " + why)
+    d = debian_guest.DebianGuest(rootfs)
+    try:
+        why = d.start()
+        if why:
+            pytest.fail("debian: the guest did not come up: " + why,
+                        pytrace=False)
+        yield d
+    finally:
+        d.stop()
+        d.cleanup()
+
+
+def naps(guest):
+    return guest.stat("naps")
+
+
+def spaced(n, fn):
+    """fn(i) n times, each after GAP_S of quiet; returns the failures
+    (i, why) and the request times."""
+    bad, took = [], []
+    for i in range(n):
+        time.sleep(GAP_S)
+        t0 = time.monotonic()
+        why = fn(i)
+        took.append(time.monotonic() - t0)
+        if why:
+            bad.append((i, why))
+    return bad, took
+
+
+def median_ms(values):
+    v = sorted(values)
+    return 1000 * v[len(v) // 2] if v else 0
+
+
+def check_naps_met(n_naps, n_req, what):
+    """At least one nap per two requests: the series ran against a napping
+    guest (each quiet gap is 10 times napd's idle time)."""
+    if n_naps < n_req // 2:
+        pytest.fail("%s: only %d naps during %d requests" % (
+            what, n_naps, n_req), pytrace=False)
+
+
+def test_boot(guest, record_property):
+    """multi-user.target reached, systemctl is-system-running says running,
+    no failed unit, napd active."""
+    m = re.search(r"@@debian-booted@@ state=(\S*) uptime=([\d.]+)",
+                  guest.console())
+    state = guest.out("systemctl is-system-running || true").strip()
+    failed = guest.out("systemctl --failed --no-legend --plain "
+                       "--no-pager").split()
+    napd = guest.out("systemctl is-active napd || true").strip()
+    if state != "running" or failed or napd != "active":
+        pytest.fail("debian boot: %s, failed units: %s, napd %s" % (
+            state, " ".join(failed) or "none", napd), pytrace=False)
+    record_property("detail", "running, no failed unit, napd active; "
+                    "booted in %s s of guest uptime, agent up after %.0f s" % (
+                        m.group(2) if m else "?", guest.boot_s))
+
+
+def test_napd_naps(guest, record_property):
+    """napd naps under its unit's defaults: the kernel's nap counter and
+    napd's journal both grow over a quiet time."""
+    status = json.loads(guest.out("napd --status"))
+    n0 = naps(guest)
+    time.sleep(3)
+    n1 = naps(guest)
+    log = guest.out("journalctl -u napd -b --no-pager -o cat | "
+                    "grep -c '^nap [0-9]* slept' || true").strip()
+    asleep = guest.stat("total_nap_ns") / 1e9
+    if n1 <= n0 or not log.isdigit() or int(log) == 0:
+        pytest.fail("napd: naps %d -> %d over 3 quiet s, %s nap lines in "
+                    "its journal" % (n0, n1, log), pytrace=False)
+    record_property("detail", "idle_ms %s (default), %d naps over 3 quiet "
+                    "s, %s nap lines in journalctl -u napd, %.1f s asleep "
+                    "since boot" % (status.get("idle_ms"), n1 - n0, log,
+                                    asleep))
+
+
+def test_apache_during_naps(guest, record_property):
+    """curl GETs from the host, each after a quiet gap: all answered."""
+    want = open(os.path.join(pslib.HERE, "debian", "overlay", "var", "www",
+                             "html", "index.html"), "rb").read().decode()
+
+    def get(i):
+        rc, out = guest.netns_cmd(["curl", "-sS", "-m", "30",
+                                   "http://10.0.2.15/"], timeout=40)
+        return None if rc == 0 and out == want else \
+            "curl exit %d: %r" % (rc, out[:80])
+    n0 = naps(guest)
+    bad, took = spaced(REQUESTS, get)
+    n = naps(guest) - n0
+    if bad:
+        pytest.fail("Apache: %d/%d lost, first #%d: %s" % (
+            len(bad), REQUESTS, bad[0][0], bad[0][1]), pytrace=False)
+    check_naps_met(n, REQUESTS, "Apache")
+    record_property("detail", "%d GETs, 0 lost, %d naps, median %.0f ms, "
+                    "max %.0f ms (curl, process included)" % (
+                        REQUESTS, n, median_ms(took), 1000 * max(took)))
+
+
+def test_memcached_during_naps(guest, record_property):
+    """memccat gets from the host, each after a quiet gap, of a value
+    memccp stored: all answered with the value."""
+    tmp = tempfile.mkdtemp(prefix="ps-memc.")
+    key = "ps-debian-key"
+    value = "pseudosleep %d" % os.getpid()
+    with open(os.path.join(tmp, key), "w") as f:
+        f.write(value)
+    servers = "--servers=10.0.2.15"
+    try:
+        rc, out = guest.netns_cmd(["memccp", servers,
+                                   os.path.join(tmp, key)])
+    finally:
+        os.unlink(os.path.join(tmp, key))
+        os.rmdir(tmp)
+    if rc:
+        pytest.fail("memcached: memccp exit %d: %s" % (rc, out.strip()),
+                    pytrace=False)
+
+    def get(i):
+        rc, out = guest.netns_cmd(["memccat", servers, key], timeout=40)
+        # memccat ends the value with a newline of its own.
+        return None if rc == 0 and out.rstrip("\n") == value else \
+            "memccat exit %d: %r" % (rc, out[:80])
+    n0 = naps(guest)
+    bad, took = spaced(REQUESTS, get)
+    n = naps(guest) - n0
+    if bad:
+        pytest.fail("memcached: %d/%d lost, first #%d: %s" % (
+            len(bad), REQUESTS, bad[0][0], bad[0][1]), pytrace=False)
+    check_naps_met(n, REQUESTS, "memcached")
+    record_property("detail", "%d gets, 0 lost, %d naps, median %.0f ms, "
+                    "max %.0f ms (memccat, process included)" % (
+                        REQUESTS, n, median_ms(took), 1000 * max(took)))
+
+
+def test_nvme_after_nap(guest, record_property):
+    """A file written and synced before a nap reads back the same from the
+    NVMe root after it (page cache dropped, so the read is the disk's)."""
+    path = "/var/tmp/ps-nvme-check"
+    before = guest.out("head -c 1048576 /dev/urandom > %s && sync && "
+                       "sha256sum < %s" % (path, path)).split()[0]
+    n0 = naps(guest)
+    time.sleep(3)
+    n1 = naps(guest)
+    out = guest.out("sync; echo 3 > /proc/sys/vm/drop_caches; "
+                    "s=$(date +%%s%%N); h=$(sha256sum < %s); "
+                    "e=$(date +%%s%%N); echo $h $(( (e - s) / 1000 )); "
+                    "rm %s; sync" % (path, path)).split()
+    after, read_us = out[0], int(out[-1])
+    if n1 <= n0:
+        pytest.fail("NVMe: no nap between the write and the read",
+                    pytrace=False)
+    if after != before:
+        pytest.fail("NVMe: read back %s, wrote %s" % (after[:16],
+                                                      before[:16]),
+                    pytrace=False)
+    record_property("detail", "1 MiB read back intact after %d naps, "
+                    "read and sha256sum took %.1f ms" % (n1 - n0,
+                                                         read_us / 1000))
+
+
+def test_timer_during_nap(guest, record_property):
+    """A systemd-run --on-active=5 timer started just before the host goes
+    quiet fires; how late it ran is measured, not bounded: a nap ends
+    only on the NIC, so a timer due during a nap runs at the next wake
+    (here, the host's next connection, QUIET_S after the start)."""
+    # The guest's uptime before and after systemd-run: the timer is due
+    # TIMER_S after a moment between the two.
+    out = guest.out("cut -d' ' -f1 /proc/uptime; systemd-run --quiet "
+                    "--unit=ps-timer --on-active=%d sh -c "
+                    "'cut -d\" \" -f1 /proc/uptime > /run/ps-timer'; "
+                    "cut -d' ' -f1 /proc/uptime" % TIMER_S).split()
+    due_min, due = float(out[0]) + TIMER_S, float(out[-1]) + TIMER_S
+    n0 = naps(guest)
+    time.sleep(QUIET_S)
+    # The first connection after the quiet time ends the nap.
+    woke = float(guest.out("cut -d' ' -f1 /proc/uptime")) - due
+    n1 = naps(guest)
+    deadline = time.monotonic() + 60
+    fired = ""
+    while time.monotonic() < deadline:
+        rc, fired = guest.run("cat /run/ps-timer 2>/dev/null")
+        if rc == 0 and fired.strip():
+            break
+        time.sleep(0.2)
+    if not fired.strip():
+        pytest.fail("timer: /run/ps-timer not written 60 s after %d s "
+                    "quiet" % QUIET_S, pytrace=False)
+    late = float(fired.split()[0]) - due
+    if float(fired.split()[0]) < due_min:
+        pytest.fail("timer: ran %.2f s early" % (due_min -
+                                                 float(fired.split()[0])),
+                    pytrace=False)
+    if n1 <= n0:
+        pytest.fail("timer: no nap during the %d quiet s" % QUIET_S,
+                    pytrace=False)
+    record_property("detail", "due %d s after its start, ran %.2f-%.2f s "
+                    "late; the host's quiet time was %d s (%d naps) and its "
+                    "next connection woke the guest %.2f s after the due "
+                    "time: a timer due in a nap runs at the next wake" % (
+                        TIMER_S, late, late + due - due_min, QUIET_S,
+                        n1 - n0, woke))
+
+
+def test_still_running(guest, record_property):
+    """After the naps above, systemctl is-system-running still says running
+    and no unit logged at error priority or worse (the kernel's messages
+    are the dmesg test's)."""
+    total = naps(guest)
+    aborted = guest.stat("aborted_naps")
+    state = guest.out("systemctl is-system-running || true").strip()
+    failed = guest.out("systemctl --failed --no-legend --plain "
+                       "--no-pager").split()
+    errors = []
+    for line in guest.out("journalctl -b -p err -o json --no-pager "
+                          "|| true").splitlines():
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        if e.get("_TRANSPORT") != "kernel":
+            errors.append("%s: %s" % (e.get("_SYSTEMD_UNIT") or
+                                      e.get("SYSLOG_IDENTIFIER"),
+                                      e.get("MESSAGE")))
+    if state != "running" or failed or errors:
+        pytest.fail("after %d naps: %s, failed units: %s, %d errors%s" % (
+            total, state, " ".join(failed) or "none", len(errors),
+            (", first: " + str(errors[0])[:200]) if errors else ""),
+            pytrace=False)
+    record_property("detail", "running after %d naps (%d aborted), no "
+                    "failed unit, no error in the journal" % (total,
+                                                              aborted))
+
+
+# The NVMe driver's suspend (nvme_dev_disable) starts freezing its queues
+# in one work item and unfreezes them in another; with the debug kernel's
+# lockdep that is reported on the first nap as a leaked lock and a
+# possible circular dependency, and lockdep turns itself off.  The kernel
+# side (not ours to change here) is blk_freeze_queue_start_non_owner() in
+# nvme_start_freeze(); until then that report is expected, and any other
+# kernel complaint still fails.
+# The second report is the resume's work item, which releases the locks
+# the suspend's took ("lock=2->0").
+NVME_FREEZE = re.compile(r"at: nvme_start_freeze|workqueue leaked atomic, "
+                         r"lock or RCU.*\n.*lock=\d+->0 RCU=0->0 "
+                         r"workfn=async_run_entry_fn")
+
+
+def splats(dmesg):
+    """The kernel's complaints, as blocks of lines from a BAD_DMESG line
+    to the next "---[ end trace" or blank-timestamp gap; returns (known,
+    other) lists of first lines."""
+    lines = dmesg.splitlines()
+    known, other, i = [], [], 0
+    while i < len(lines):
+        if not pslib.BAD_DMESG.search(lines[i]) or \
+                "Call Trace:" in lines[i]:
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and not re.search(
+                r"WARNING:|BUG:|end trace", lines[j]):
+            j += 1
+        block = "\n".join(lines[i:j])
+        (known if NVME_FREEZE.search(block) else other).append(
+            lines[i].strip())
+        i = j
+    return known, other
+
+
+def test_dmesg_clean(guest, record_property):
+    """No WARN, BUG, lockdep or RCU-stall report in the kernel log (the
+    console's copy, which no ring buffer cut short)."""
+    dmesg = guest.console()
+    known, other = splats(dmesg)
+    if other:
+        pytest.fail("dmesg: %d reports, first: %s" % (len(other),
+                                                      other[0][:160]),
+                    pytrace=False)
+    if known:
+        pytest.xfail("the NVMe queue-freeze lockdep report on the first "
+                     "nap (%d lines; lockdep is off after it): %s" % (
+                         len(known), known[0][:100]))
+    record_property("detail", "no report in %d lines" %
+                    len(dmesg.splitlines()))

@@ -9,6 +9,9 @@ namespace of its bridge.  Each PASSED line says what was measured."""
 import json
 import os
 import re
+import shutil
+import socket
+import subprocess
 import tempfile
 import time
 
@@ -16,6 +19,7 @@ import pytest
 
 import debian_guest
 import hosttests
+import netns
 import pslib
 
 ORDER = 5
@@ -244,6 +248,130 @@ def test_timer_during_nap(guest, record_property):
                     "time: a timer due in a nap runs at the next wake" % (
                         TIMER_S, late, late + due - due_min, QUIET_S,
                         n1 - n0, woke))
+
+
+# HAProxy as a load balancer runs it in front of the guest's Apache: HTTP
+# keep-alive to the backend (idle server connections kept and reused by
+# every client) and a TCP health check every 2 s.  It runs on the host
+# side, in the namespace of the guest's bridge.
+HAPROXY_CFG = """\
+global
+    stats socket %(dir)s/stats.sock level admin
+defaults
+    mode http
+    option http-keep-alive
+    timeout connect 10s
+    timeout client 60s
+    timeout server 60s
+frontend web
+    bind 127.0.0.1:8080
+    default_backend guest
+backend guest
+    http-reuse always
+    server debian 10.0.2.15:80 check inter 2s
+"""
+LB_QUIET_S = 20
+
+
+def haproxy_start(guest, where):
+    with open(os.path.join(where, "haproxy.cfg"), "w") as f:
+        f.write(HAPROXY_CFG % {"dir": where})
+    return subprocess.Popen(netns.command(guest.g.netns, [
+        "haproxy", "-db", "-f", os.path.join(where, "haproxy.cfg")]),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def haproxy_server(where):
+    """The backend server's row of HAProxy's "show stat" as a dict."""
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(10)
+    s.connect(os.path.join(where, "stats.sock"))
+    s.sendall(b"show stat\n")
+    out = b""
+    while True:
+        d = s.recv(65536)
+        if not d:
+            break
+        out += d
+    s.close()
+    lines = out.decode().splitlines()
+    keys = lines[0].lstrip("# ").split(",")
+    for l in lines[1:]:
+        row = dict(zip(keys, l.split(",")))
+        if row.get("svname") == "debian":
+            return row
+    return {}
+
+
+def napd_blocked(guest):
+    return json.loads(guest.out("napd --status"))
+
+
+@pytest.mark.skipif(not shutil.which("haproxy"), reason="no haproxy "
+                    "(make deps)")
+def test_haproxy_keepalive(guest, record_property):
+    """A request through HAProxy (keep-alive to Apache, TCP checks every
+    2 s) is answered; over LB_QUIET_S s without requests the share of
+    time asleep, the naps and what held naps back are measured: napd
+    counts an ESTABLISHED connection on a served port as busy, and
+    Apache keeps HAProxy's idle connection for its KeepAliveTimeout."""
+    where = tempfile.mkdtemp(prefix="ps-haproxy.")
+    lb = haproxy_start(guest, where)
+    try:
+        deadline = time.monotonic() + 60
+        row = {}
+        while time.monotonic() < deadline and lb.poll() is None:
+            time.sleep(1)
+            row = haproxy_server(where)
+            if row.get("status", "").startswith("UP"):
+                break
+        if not row.get("status", "").startswith("UP"):
+            pytest.fail("HAProxy: backend %s (haproxy %s)" % (
+                row.get("status", "?"), lb.poll()), pytrace=False)
+        rc, out = guest.netns_cmd(["curl", "-sS", "-m", "30",
+                                   "http://127.0.0.1:8080/"], timeout=40)
+        if rc or "pseudosleep debian guest" not in out:
+            pytest.fail("HAProxy: curl exit %d: %r" % (rc, out[:80]),
+                        pytrace=False)
+        held = guest.out("ss -Htn state established '( sport = :80 )' "
+                         "| wc -l").strip()
+        st0 = napd_blocked(guest)
+        ns0 = guest.stat("total_nap_ns")
+        chk0 = int(row.get("chkdown") or 0)
+        t0 = time.monotonic()
+        time.sleep(LB_QUIET_S)
+        ns1 = guest.stat("total_nap_ns")
+        span = time.monotonic() - t0
+        st1 = napd_blocked(guest)
+        after = guest.out("ss -Htn state established '( sport = :80 )' "
+                          "| wc -l").strip()
+        wake_on = guest.out("cat /sys/module/pseudosleep/parameters/"
+                            "wake_on").strip()
+        row = haproxy_server(where)
+        rc, out = guest.netns_cmd(["curl", "-sS", "-m", "30",
+                                   "http://127.0.0.1:8080/"], timeout=40)
+    finally:
+        lb.terminate()
+        lb.wait(timeout=30)
+        shutil.rmtree(where, ignore_errors=True)
+    if rc or "pseudosleep debian guest" not in out:
+        pytest.fail("HAProxy: after the quiet time, curl exit %d: %r" % (
+            rc, out[:80]), pytrace=False)
+    naps_n = st1["naps"] - st0["naps"]
+    blocked = {k: st1["blocked"][k] - st0["blocked"].get(k, 0)
+               for k in st1["blocked"]
+               if st1["blocked"][k] != st0["blocked"].get(k, 0)}
+    record_property("detail", "answered through HAProxy, %s connection(s) "
+                    "to :80 open after it, %s after %.0f s of health checks "
+                    "only: %d naps, %.0f %% of the time asleep (wake_on=%s), "
+                    "backend %s (last check %s in %s ms), %d times down; "
+                    "naps held back by %s" % (
+                        held, after, span, naps_n,
+                        100 * (ns1 - ns0) / 1e9 / span, wake_on,
+                        row.get("status"), row.get("check_status"),
+                        row.get("check_duration"),
+                        int(row.get("chkdown") or 0) - chk0,
+                        json.dumps(blocked)))
 
 
 def test_still_running(guest, record_property):

@@ -80,9 +80,11 @@ def median_ms(values):
 
 
 def check_naps_met(n_naps, n_req, what):
-    """At least one nap per two requests: the series ran against a napping
-    guest (each quiet gap is 10 times napd's idle time)."""
-    if n_naps < n_req // 2:
+    """At least one nap per four requests: the series ran against a
+    napping guest.  Each quiet gap is 10 times napd's idle time, and 70 to
+    87 of 100 requests met a nap in our runs; a loaded host makes the
+    guest slower to go quiet, hence the margin."""
+    if n_naps < n_req // 4:
         pytest.fail("%s: only %d naps during %d requests" % (
             what, n_naps, n_req), pytrace=False)
 
@@ -207,47 +209,65 @@ def test_nvme_after_nap(guest, record_property):
                                                          read_us / 1000))
 
 
+def fired_at(guest, unit):
+    """The guest's uptime that UNIT's command wrote to /run/UNIT, waiting
+    up to 60 s for it (each look wakes a napping guest), or None."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        rc, out = guest.run("cat /run/%s 2>/dev/null" % unit)
+        if rc == 0 and out.strip():
+            return float(out.split()[0])
+        time.sleep(0.2)
+    return None
+
+
 def test_timer_during_nap(guest, record_property):
-    """A systemd-run --on-active=5 timer started just before the host goes
-    quiet fires; how late it ran is measured, not bounded: a nap ends
-    only on the NIC, so a timer due during a nap runs at the next wake
-    (here, the host's next connection, QUIET_S after the start)."""
-    # The guest's uptime before and after systemd-run: the timer is due
+    """Two systemd-run --on-active=5 timers started just before the host
+    goes quiet both fire; how late each ran is measured, not bounded.  A
+    nap ends only on the NIC or on a wakeup that ends a suspend to idle,
+    so a plain timer due during a nap runs at the next wake (here the
+    host's next connection, QUIET_S after the start).  One with
+    WakeSystem=yes (an alarm timer: the RTC is programmed when a suspend
+    begins) runs beside it, to see whether it ends the nap: in our runs it
+    did not, it ran at the next wake too."""
+    # The guest's uptime before and after systemd-run: the timers are due
     # TIMER_S after a moment between the two.
-    out = guest.out("cut -d' ' -f1 /proc/uptime; systemd-run --quiet "
-                    "--unit=ps-timer --on-active=%d sh -c "
-                    "'cut -d\" \" -f1 /proc/uptime > /run/ps-timer'; "
-                    "cut -d' ' -f1 /proc/uptime" % TIMER_S).split()
+    run = "systemd-run --quiet --unit=%s --on-active=%d %s sh -c " \
+          "'cut -d\" \" -f1 /proc/uptime > /run/%s'"
+    out = guest.out("cut -d' ' -f1 /proc/uptime; %s; %s; "
+                    "cut -d' ' -f1 /proc/uptime" % (
+                        run % ("ps-timer", TIMER_S, "", "ps-timer"),
+                        run % ("ps-alarm", TIMER_S,
+                               "--timer-property=WakeSystem=yes",
+                               "ps-alarm"))).split()
     due_min, due = float(out[0]) + TIMER_S, float(out[-1]) + TIMER_S
     n0 = naps(guest)
     time.sleep(QUIET_S)
     # The first connection after the quiet time ends the nap.
     woke = float(guest.out("cut -d' ' -f1 /proc/uptime")) - due
     n1 = naps(guest)
-    deadline = time.monotonic() + 60
-    fired = ""
-    while time.monotonic() < deadline:
-        rc, fired = guest.run("cat /run/ps-timer 2>/dev/null")
-        if rc == 0 and fired.strip():
-            break
-        time.sleep(0.2)
-    if not fired.strip():
-        pytest.fail("timer: /run/ps-timer not written 60 s after %d s "
-                    "quiet" % QUIET_S, pytrace=False)
-    late = float(fired.split()[0]) - due
-    if float(fired.split()[0]) < due_min:
-        pytest.fail("timer: ran %.2f s early" % (due_min -
-                                                 float(fired.split()[0])),
-                    pytrace=False)
+    late = {}
+    for unit in ("ps-timer", "ps-alarm"):
+        at = fired_at(guest, unit)
+        if at is None:
+            pytest.fail("timer: /run/%s not written 60 s after %d s quiet"
+                        % (unit, QUIET_S), pytrace=False)
+        if at < due_min:
+            pytest.fail("timer: %s ran %.2f s early" % (unit, due_min - at),
+                        pytrace=False)
+        late[unit] = at - due
     if n1 <= n0:
         pytest.fail("timer: no nap during the %d quiet s" % QUIET_S,
                     pytrace=False)
-    record_property("detail", "due %d s after its start, ran %.2f-%.2f s "
-                    "late; the host's quiet time was %d s (%d naps) and its "
+    spread = due - due_min
+    record_property("detail", "due %d s after their start; the host's "
                     "next connection woke the guest %.2f s after the due "
-                    "time: a timer due in a nap runs at the next wake" % (
-                        TIMER_S, late, late + due - due_min, QUIET_S,
-                        n1 - n0, woke))
+                    "time (%d naps in %d quiet s): the plain timer ran "
+                    "%.2f-%.2f s late (at the next wake), the WakeSystem=yes "
+                    "one %.2f-%.2f s late" % (
+                        TIMER_S, woke, n1 - n0, QUIET_S,
+                        late["ps-timer"], late["ps-timer"] + spread,
+                        late["ps-alarm"], late["ps-alarm"] + spread))
 
 
 # HAProxy as a load balancer runs it in front of the guest's Apache: HTTP

@@ -34,7 +34,7 @@ DEPS := linux-source-6.12 qemu-system-x86 busybox-static flex bison bc cpio \
 	libmemcached-tools curl gnuplot-nox sparse xz-utils python3 git \
 	make gcc libc6-dev rsync iproute2 iputils-ping kmod wireguard-tools \
 	dpkg-dev debhelper systemd mmdebstrap qemu-utils e2fsprogs \
-	python3-prometheus-client python3-pytest
+	python3-prometheus-client python3-pytest haproxy
 
 export BUILD_DIR KDIR KOBJ BZIMAGE INITRAMFS ROOTFS DEBIAN_KERNEL
 
@@ -74,7 +74,8 @@ help:
 	@echo "  make debian-shell  boot it (NVMe root, AHCI, xHCI, e1000e on a bridge),"
 	@echo "                   serial console here; needs configs/debian-guest.config"
 	@echo "                   in the kernel (KERNEL=, INITRD= boot another kernel;"
-	@echo "                   DEBIAN_KERNEL=1: the image with Debian's kernel)"
+	@echo "                   DEBIAN_KERNEL=1: the image with Debian's kernel;"
+	@echo "                   NAPD=0: napd masked, the guest stays awake)"
 	@echo "  make clean       remove $(BUILD_DIR)"
 	@echo
 	@echo "  BUILD_DIR=dir    build directory (default: build/)"
@@ -249,6 +250,7 @@ INITRD     ?= $(ROOTFS)-initrd.img
 endif
 DEBIAN_SHELL_ARGS = --rootfs $(ROOTFS) --shell --mem 2G --smp 2 \
 	--nic e1000e --net bridge --netns debian-shell \
+	$(if $(filter 0,$(NAPD)),--append systemd.mask=napd.service) \
 	$(if $(KERNEL),--kernel $(KERNEL)) $(if $(INITRD),--initrd $(INITRD))
 debian-shell: rootfs $(if $(KERNEL),,kernel)
 	@$(T)/vm-run $(DEBIAN_SHELL_ARGS)

@@ -1,0 +1,484 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The Debian 12 server guest napping under napd (issue 30): one boot of
+make rootfs's image (napd installed from its package and enabled, the
+e1000e its wake device) shared by every test here, in this order.  The
+host drives it through guest/debian-agent.py (debian_guest.py); real
+clients (curl, memcached's memccp and memccat) reach it from the
+namespace of its bridge.  Each PASSED line says what was measured."""
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+import debian_guest
+import hosttests
+import netns
+import pslib
+
+ORDER = 5
+
+# Requests of each series, and the quiet time before each: napd naps after
+# 50 ms of quiet (its default), a nap's entry takes about 50 ms under TCG;
+# 0.5 s leaves room for a slow host.
+REQUESTS = 100
+GAP_S = 0.5
+# The transient timers (systemd-run --on-active; the second with
+# WakeSystem=yes) and how long the host stays quiet after starting them.
+TIMER_S = 5
+ALARM_S = 7
+QUIET_S = 10
+
+
+@pytest.fixture(scope="module")
+def guest():
+    """The booted guest (a DebianGuest), or the module is skipped."""
+    why = debian_guest.unusable()
+    if why:
+        pytest.skip(why)
+    rootfs, why = hosttests.debian_rootfs()
+    if not rootfs:
+        pytest.skip("no Debian image: " + why)
+    d = debian_guest.DebianGuest(rootfs)
+    try:
+        why = d.start()
+        if why:
+            pytest.fail("debian: the guest did not come up: " + why,
+                        pytrace=False)
+        yield d
+    finally:
+        d.stop()
+        d.cleanup()
+
+
+def naps(guest):
+    return guest.stat("naps")
+
+
+def spaced(n, fn):
+    """fn(i) n times, each after GAP_S of quiet; returns the failures
+    (i, why) and the request times."""
+    bad, took = [], []
+    for i in range(n):
+        time.sleep(GAP_S)
+        t0 = time.monotonic()
+        why = fn(i)
+        took.append(time.monotonic() - t0)
+        if why:
+            bad.append((i, why))
+    return bad, took
+
+
+def median_ms(values):
+    v = sorted(values)
+    return 1000 * v[len(v) // 2] if v else 0
+
+
+def check_naps_met(n_naps, n_req, what):
+    """At least one nap per four requests: the series ran against a
+    napping guest.  Each quiet gap is 10 times napd's idle time, and 70 to
+    87 of 100 requests met a nap in our runs; a loaded host makes the
+    guest slower to go quiet, hence the margin."""
+    if n_naps < n_req // 4:
+        pytest.fail("%s: only %d naps during %d requests" % (
+            what, n_naps, n_req), pytrace=False)
+
+
+def test_boot(guest, record_property):
+    """multi-user.target reached, systemctl is-system-running says running,
+    no failed unit, napd active."""
+    m = re.search(r"@@debian-booted@@ state=(\S*) uptime=([\d.]+)",
+                  guest.console())
+    state = guest.out("systemctl is-system-running || true").strip()
+    failed = guest.out("systemctl --failed --no-legend --plain "
+                       "--no-pager").split()
+    napd = guest.out("systemctl is-active napd || true").strip()
+    if state != "running" or failed or napd != "active":
+        pytest.fail("debian boot: %s, failed units: %s, napd %s" % (
+            state, " ".join(failed) or "none", napd), pytrace=False)
+    record_property("detail", "running, no failed unit, napd active; "
+                    "booted in %s s of guest uptime, agent up after %.0f s" % (
+                        m.group(2) if m else "?", guest.boot_s))
+
+
+def test_napd_naps(guest, record_property):
+    """napd naps under its unit's defaults: the kernel's nap counter and
+    napd's journal both grow over a quiet time."""
+    status = json.loads(guest.out("napd --status"))
+    n0 = naps(guest)
+    time.sleep(3)
+    n1 = naps(guest)
+    log = guest.out("journalctl -u napd -b --no-pager -o cat | "
+                    "grep -c '^nap [0-9]* slept' || true").strip()
+    asleep = guest.stat("total_nap_ns") / 1e9
+    if n1 <= n0 or not log.isdigit() or int(log) == 0:
+        pytest.fail("napd: naps %d -> %d over 3 quiet s, %s nap lines in "
+                    "its journal" % (n0, n1, log), pytrace=False)
+    record_property("detail", "idle_ms %s (default), %d naps over 3 quiet "
+                    "s, %s nap lines in journalctl -u napd, %.1f s asleep "
+                    "since boot" % (status.get("idle_ms"), n1 - n0, log,
+                                    asleep))
+
+
+def test_apache_during_naps(guest, record_property):
+    """curl GETs from the host, each after a quiet gap: all answered."""
+    want = open(os.path.join(pslib.HERE, "debian", "overlay", "var", "www",
+                             "html", "index.html"), "rb").read().decode()
+
+    def get(i):
+        rc, out = guest.netns_cmd(["curl", "-sS", "-m", "30",
+                                   "http://10.0.2.15/"], timeout=40)
+        return None if rc == 0 and out == want else \
+            "curl exit %d: %r" % (rc, out[:80])
+    n0 = naps(guest)
+    bad, took = spaced(REQUESTS, get)
+    n = naps(guest) - n0
+    if bad:
+        pytest.fail("Apache: %d/%d lost, first #%d: %s" % (
+            len(bad), REQUESTS, bad[0][0], bad[0][1]), pytrace=False)
+    check_naps_met(n, REQUESTS, "Apache")
+    record_property("detail", "%d GETs, 0 lost, %d naps, median %.0f ms, "
+                    "max %.0f ms (curl, process included)" % (
+                        REQUESTS, n, median_ms(took), 1000 * max(took)))
+
+
+def test_memcached_during_naps(guest, record_property):
+    """memccat gets from the host, each after a quiet gap, of a value
+    memccp stored: all answered with the value."""
+    tmp = tempfile.mkdtemp(prefix="ps-memc.")
+    key = "ps-debian-key"
+    value = "pseudosleep %d" % os.getpid()
+    with open(os.path.join(tmp, key), "w") as f:
+        f.write(value)
+    servers = "--servers=10.0.2.15"
+    try:
+        rc, out = guest.netns_cmd(["memccp", servers,
+                                   os.path.join(tmp, key)])
+    finally:
+        os.unlink(os.path.join(tmp, key))
+        os.rmdir(tmp)
+    if rc:
+        pytest.fail("memcached: memccp exit %d: %s" % (rc, out.strip()),
+                    pytrace=False)
+
+    def get(i):
+        rc, out = guest.netns_cmd(["memccat", servers, key], timeout=40)
+        # memccat ends the value with a newline of its own.
+        return None if rc == 0 and out.rstrip("\n") == value else \
+            "memccat exit %d: %r" % (rc, out[:80])
+    n0 = naps(guest)
+    bad, took = spaced(REQUESTS, get)
+    n = naps(guest) - n0
+    if bad:
+        pytest.fail("memcached: %d/%d lost, first #%d: %s" % (
+            len(bad), REQUESTS, bad[0][0], bad[0][1]), pytrace=False)
+    check_naps_met(n, REQUESTS, "memcached")
+    record_property("detail", "%d gets, 0 lost, %d naps, median %.0f ms, "
+                    "max %.0f ms (memccat, process included)" % (
+                        REQUESTS, n, median_ms(took), 1000 * max(took)))
+
+
+def test_nvme_after_nap(guest, record_property):
+    """A file written and synced before a nap reads back the same from the
+    NVMe root after it (page cache dropped, so the read is the disk's)."""
+    path = "/var/tmp/ps-nvme-check"
+    before = guest.out("head -c 1048576 /dev/urandom > %s && sync && "
+                       "sha256sum < %s" % (path, path)).split()[0]
+    n0 = naps(guest)
+    time.sleep(3)
+    n1 = naps(guest)
+    out = guest.out("sync; echo 3 > /proc/sys/vm/drop_caches; "
+                    "s=$(date +%%s%%N); h=$(sha256sum < %s); "
+                    "e=$(date +%%s%%N); echo $h $(( (e - s) / 1000 )); "
+                    "rm %s; sync" % (path, path)).split()
+    after, read_us = out[0], int(out[-1])
+    if n1 <= n0:
+        pytest.fail("NVMe: no nap between the write and the read",
+                    pytrace=False)
+    if after != before:
+        pytest.fail("NVMe: read back %s, wrote %s" % (after[:16],
+                                                      before[:16]),
+                    pytrace=False)
+    record_property("detail", "1 MiB read back intact after %d naps, "
+                    "read and sha256sum took %.1f ms" % (n1 - n0,
+                                                         read_us / 1000))
+
+
+def fired_at(guest, unit):
+    """The guest's uptime that UNIT's command wrote to /run/UNIT, waiting
+    up to 60 s for it (each look wakes a napping guest), or None."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        rc, out = guest.run("cat /run/%s 2>/dev/null" % unit)
+        if rc == 0 and out.strip():
+            return float(out.split()[0])
+        time.sleep(0.2)
+    return None
+
+
+def test_timer_during_nap(guest, record_property):
+    """Two systemd-run timers started just before the host goes quiet for
+    QUIET_S both fire; how late each ran is measured, not bounded.  A nap
+    ends only on the NIC or on a wakeup that ends a suspend to idle, so a
+    plain timer (--on-active=TIMER_S) due during a nap runs at the next
+    wake.  The other, due ALARM_S after its start, has WakeSystem=yes (an
+    alarm timer): its alarm ends the nap (Documentation/pseudosleep.rst,
+    "System wakeup events"), before the host's next connection."""
+    # AccuracySec=1us: systemd's default (1 min) lets a timer run up to a
+    # minute late to coalesce wakeups.  The guest's uptime before and after
+    # each systemd-run: a timer is due its time after a moment between.
+    run = "systemd-run --quiet --unit=%s --on-active=%d " \
+          "--timer-property=AccuracySec=1us %s sh -c " \
+          "'cut -d\" \" -f1 /proc/uptime > /run/%s'"
+    up = "cut -d' ' -f1 /proc/uptime"
+    out = guest.out("; ".join([
+        up, run % ("ps-timer", TIMER_S, "", "ps-timer"), up,
+        run % ("ps-alarm", ALARM_S, "--timer-property=WakeSystem=yes",
+               "ps-alarm"), up])).split()
+    t = [float(x) for x in out]
+    due = {"ps-timer": (t[0] + TIMER_S, t[1] + TIMER_S),
+           "ps-alarm": (t[1] + ALARM_S, t[2] + ALARM_S)}
+    n0 = naps(guest)
+    time.sleep(QUIET_S)
+    # The first connection after the quiet time ends the nap.
+    woke = float(guest.out(up))
+    n1 = naps(guest)
+    late = {}
+    for unit, (lo, hi) in due.items():
+        at = fired_at(guest, unit)
+        if at is None:
+            pytest.fail("timer: /run/%s not written 60 s after %d s quiet"
+                        % (unit, QUIET_S), pytrace=False)
+        if at < lo:
+            pytest.fail("timer: %s ran %.2f s early" % (unit, lo - at),
+                        pytrace=False)
+        late[unit] = "%.2f-%.2f s" % (max(at - hi, 0), at - lo)
+    if n1 <= n0:
+        pytest.fail("timer: no nap during the %d quiet s" % QUIET_S,
+                    pytrace=False)
+    record_property("detail", "%d naps in %d quiet s; the plain %d s timer "
+                    "ran %s late, the WakeSystem=yes %d s timer %s late; "
+                    "the host's connection woke the guest %.2f s after the "
+                    "plain timer's due time" % (
+                        n1 - n0, QUIET_S, TIMER_S, late["ps-timer"],
+                        ALARM_S, late["ps-alarm"],
+                        woke - due["ps-timer"][1]))
+
+
+# HAProxy as a load balancer runs it in front of the guest's Apache: HTTP
+# keep-alive to the backend (idle server connections kept and reused by
+# every client) and a TCP health check every 2 s.  It runs on the host
+# side, in the namespace of the guest's bridge.
+HAPROXY_CFG = """\
+global
+    stats socket %(dir)s/stats.sock level admin
+defaults
+    mode http
+    option http-keep-alive
+    timeout connect 10s
+    timeout client 60s
+    timeout server 60s
+frontend web
+    bind 127.0.0.1:8080
+    default_backend guest
+backend guest
+    http-reuse always
+    server debian 10.0.2.15:80 check inter 2s
+"""
+LB_QUIET_S = 20
+
+
+def haproxy_start(guest, where):
+    with open(os.path.join(where, "haproxy.cfg"), "w") as f:
+        f.write(HAPROXY_CFG % {"dir": where})
+    return subprocess.Popen(netns.command(guest.g.netns, [
+        "haproxy", "-db", "-f", os.path.join(where, "haproxy.cfg")]),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def haproxy_server(where):
+    """The backend server's row of HAProxy's "show stat" as a dict."""
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(10)
+    s.connect(os.path.join(where, "stats.sock"))
+    s.sendall(b"show stat\n")
+    out = b""
+    while True:
+        d = s.recv(65536)
+        if not d:
+            break
+        out += d
+    s.close()
+    lines = out.decode().splitlines()
+    keys = lines[0].lstrip("# ").split(",")
+    for l in lines[1:]:
+        row = dict(zip(keys, l.split(",")))
+        if row.get("svname") == "debian":
+            return row
+    return {}
+
+
+def napd_blocked(guest):
+    return json.loads(guest.out("napd --status"))
+
+
+@pytest.mark.skipif(not shutil.which("haproxy"), reason="no haproxy "
+                    "(make deps)")
+def test_haproxy_keepalive(guest, record_property):
+    """A request through HAProxy (keep-alive to Apache, TCP checks every
+    2 s) is answered; over LB_QUIET_S s without requests the share of
+    time asleep, the naps and what held naps back are measured: napd
+    counts an ESTABLISHED connection on a served port as busy, and
+    Apache keeps HAProxy's idle connection for its KeepAliveTimeout."""
+    where = tempfile.mkdtemp(prefix="ps-haproxy.")
+    lb = haproxy_start(guest, where)
+    try:
+        deadline = time.monotonic() + 60
+        row = {}
+        while time.monotonic() < deadline and lb.poll() is None:
+            time.sleep(1)
+            row = haproxy_server(where)
+            if row.get("status", "").startswith("UP"):
+                break
+        if not row.get("status", "").startswith("UP"):
+            pytest.fail("HAProxy: backend %s (haproxy %s)" % (
+                row.get("status", "?"), lb.poll()), pytrace=False)
+        rc, out = guest.netns_cmd(["curl", "-sS", "-m", "30",
+                                   "http://127.0.0.1:8080/"], timeout=40)
+        if rc or "pseudosleep debian guest" not in out:
+            pytest.fail("HAProxy: curl exit %d: %r" % (rc, out[:80]),
+                        pytrace=False)
+        held = guest.out("ss -Htn state established '( sport = :80 )' "
+                         "| wc -l").strip()
+        st0 = napd_blocked(guest)
+        ns0 = guest.stat("total_nap_ns")
+        chk0 = int(row.get("chkdown") or 0)
+        t0 = time.monotonic()
+        time.sleep(LB_QUIET_S)
+        ns1 = guest.stat("total_nap_ns")
+        span = time.monotonic() - t0
+        st1 = napd_blocked(guest)
+        after = guest.out("ss -Htn state established '( sport = :80 )' "
+                          "| wc -l").strip()
+        wake_on = guest.out("cat /sys/module/pseudosleep/parameters/"
+                            "wake_on").strip()
+        row = haproxy_server(where)
+        rc, out = guest.netns_cmd(["curl", "-sS", "-m", "30",
+                                   "http://127.0.0.1:8080/"], timeout=40)
+    finally:
+        lb.terminate()
+        lb.wait(timeout=30)
+        shutil.rmtree(where, ignore_errors=True)
+    if rc or "pseudosleep debian guest" not in out:
+        pytest.fail("HAProxy: after the quiet time, curl exit %d: %r" % (
+            rc, out[:80]), pytrace=False)
+    naps_n = st1["naps"] - st0["naps"]
+    blocked = {k: st1["blocked"][k] - st0["blocked"].get(k, 0)
+               for k in st1["blocked"]
+               if st1["blocked"][k] != st0["blocked"].get(k, 0)}
+    record_property("detail", "answered through HAProxy, %s connection(s) "
+                    "to :80 open after it, %s after %.0f s of health checks "
+                    "only: %d naps, %.0f %% of the time asleep (wake_on=%s), "
+                    "backend %s (last check %s in %s ms), %d times down; "
+                    "naps held back by %s" % (
+                        held, after, span, naps_n,
+                        100 * (ns1 - ns0) / 1e9 / span, wake_on,
+                        row.get("status"), row.get("check_status"),
+                        row.get("check_duration"),
+                        int(row.get("chkdown") or 0) - chk0,
+                        json.dumps(blocked)))
+
+
+def test_still_running(guest, record_property):
+    """After the naps above, systemctl is-system-running still says running
+    and no unit logged at error priority or worse (the kernel's messages
+    are the dmesg test's)."""
+    total = naps(guest)
+    aborted = guest.stat("aborted_naps")
+    state = guest.out("systemctl is-system-running || true").strip()
+    failed = guest.out("systemctl --failed --no-legend --plain "
+                       "--no-pager").split()
+    errors = []
+    for line in guest.out("journalctl -b -p err -o json --no-pager "
+                          "|| true").splitlines():
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        if e.get("_TRANSPORT") != "kernel":
+            errors.append("%s: %s" % (e.get("_SYSTEMD_UNIT") or
+                                      e.get("SYSLOG_IDENTIFIER"),
+                                      e.get("MESSAGE")))
+    if state != "running" or failed or errors:
+        pytest.fail("after %d naps: %s, failed units: %s, %d errors%s" % (
+            total, state, " ".join(failed) or "none", len(errors),
+            (", first: " + str(errors[0])[:200]) if errors else ""),
+            pytrace=False)
+    record_property("detail", "running after %d naps (%d aborted), no "
+                    "failed unit, no error in the journal" % (total,
+                                                              aborted))
+
+
+# The NVMe driver's suspend (nvme_dev_disable) starts freezing its queues
+# in one work item and unfreezes them in another; with the debug kernel's
+# lockdep that is reported on the first nap as a leaked lock and a
+# possible circular dependency, and lockdep turns itself off.  The kernel
+# side (not ours to change here) is blk_freeze_queue_start_non_owner() in
+# nvme_start_freeze(); until then that report is expected, and any other
+# kernel complaint still fails.
+# The second report is the resume's work item, which releases the locks
+# the suspend's took ("lock=2->0").  Each pattern is searched in a whole
+# report, from its first line to the next report's.
+NVME_FREEZE = (re.compile(r"at: nvme_start_freeze"),
+               re.compile(r"(?s)workqueue leaked atomic, lock or RCU.*"
+                          r"lock=\d+->0 RCU=0->0 workfn=async_run_entry_fn"))
+
+
+def splats(dmesg):
+    """The kernel's complaints, as reports from a BAD_DMESG line to the
+    next WARNING:, BUG: or end trace line; returns the first lines of the
+    known NVMe ones and of the others."""
+    lines = dmesg.splitlines()
+    known, other, i = [], [], 0
+    while i < len(lines):
+        if not pslib.BAD_DMESG.search(lines[i]) or \
+                "Call Trace:" in lines[i]:
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and not re.search(
+                r"WARNING:|BUG:|end trace", lines[j]):
+            j += 1
+        block = "\n".join(lines[i:j])
+        nvme = any(rx.search(block) for rx in NVME_FREEZE)
+        (known if nvme else other).append(lines[i].strip())
+        i = j
+    return known, other
+
+
+def test_dmesg_clean(guest, record_property):
+    """No WARN, BUG, lockdep or RCU-stall report in the kernel log: the
+    guest's dmesg, whose lines nothing interleaves, or the console's copy
+    if the ring buffer lost the boot's first lines."""
+    dmesg = guest.out("dmesg")
+    if not dmesg.startswith("[    0.000000]"):
+        dmesg = guest.console()
+    known, other = splats(dmesg)
+    if other:
+        keep = "/tmp/ps-debian-console.log"
+        with open(keep, "w") as f:
+            f.write(dmesg)
+        pytest.fail("dmesg: %d reports, first: %s (console in %s)" % (
+            len(other), other[0][:160], keep), pytrace=False)
+    if known:
+        pytest.xfail("the NVMe queue-freeze lockdep report on the first "
+                     "nap (%d lines; lockdep is off after it): %s" % (
+                         len(known), known[0][:100]))
+    record_property("detail", "no report in %d lines" %
+                    len(dmesg.splitlines()))

@@ -961,13 +961,24 @@ HOST_TESTS = [
 ]
 
 
+def napd_stats(out):
+    """napd's --stats JSON line among the guest's output lines, or {}."""
+    stats = {}
+    for line in out:
+        if line.startswith('{"naps"'):
+            try:
+                stats = json.loads(line)
+            except ValueError:
+                pass
+    return stats
+
+
 def napd_session(gaps, setup=""):
     """Boot a guest that serves HTTP under napd (guest/napd-run.sh with
     SETUP's environment), send one request after each gap in GAPS (s),
     then stop napd.  Returns (answered, lost, response times in s, napd's
     --stats, napd's exit status or None, "yes"/"no"/None for the settings
     put back, console)."""
-    import json
     port = pslib.free_port()
     g = pslib.Guest("%s/usr/share/pseudosleep/napd-run.sh --idle-ms 50 "
                     "--log --stats" % setup, fwd=["%d:80" % port],
@@ -998,13 +1009,7 @@ def napd_session(gaps, setup=""):
         console = g.console()
         out = list(g.output)
         g.cleanup()
-    stats = {}
-    for line in out:
-        if line.startswith('{"naps"'):
-            try:
-                stats = json.loads(line)
-            except ValueError:
-                pass
+    stats = napd_stats(out)
     return (answered, lost, times, stats,
             done.group(1) if done else None,
             restored.group(1) if restored else None, console)
@@ -1305,13 +1310,7 @@ def t_napd_keepalive():
         console = g.console()
         out = list(g.output)
         g.cleanup()
-    stats = {}
-    for line in out:
-        if line.startswith('{"naps"'):
-            try:
-                stats = json.loads(line)
-            except ValueError:
-                pass
+    stats = napd_stats(out)
     naps = stats.get("naps", 0)
     times = sorted(times) or [0.0]
     detail = "%d/%d answered on %d kept connections, %d lost, %d naps, " \

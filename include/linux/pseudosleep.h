@@ -66,6 +66,7 @@ int pseudosleep_keep_devices(bool *console_kept);
 void pseudosleep_release_devices(void);
 void pseudosleep_end(int error);
 bool pseudosleep_irq_kept(unsigned int irq);
+void pseudosleep_kept_resume_request(struct device *dev);
 bool pseudosleep_hide_nap(void);
 void pseudosleep_skip_mark(void);
 void pseudosleep_skip_unmark(void);

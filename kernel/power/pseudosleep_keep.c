@@ -8,9 +8,12 @@
  * NIC's virtio or netdev children must not be frozen under it).  Every
  * ancestor of a device that stays awake stays awake too, so the path to the
  * root keeps working (a NIC behind a PCIe port).  For the length of the nap
- * those devices are treated as syscore devices, which the PM core already
- * skips in every phase, and their IRQs are left enabled by
- * suspend_device_irqs().
+ * those devices carry power.pseudosleep_kept, which the PM core checks in
+ * one place (dpm_skip()) to leave them out of every phase, and their IRQs
+ * are left enabled by suspend_device_irqs().  They are not made syscore
+ * devices: their runtime PM keeps working through the nap.  Since pm_wq is
+ * frozen meanwhile, an asynchronous runtime resume of a kept device (a
+ * PME, a link coming up) ends the nap: pseudosleep_kept_resume_request().
  *
  * Most of the other devices have no PM work: no PM callback at any level
  * (class devices, virtual devices).  The PM core would only walk them
@@ -468,28 +471,18 @@ static void mark_kept_needs(struct device *dev, void *data)
 		keep_needs(dev);
 }
 
-/*
- * Pass 3: hand the kept devices to the PM core as syscore devices.  A device
- * that already is one is left alone and forgotten, so unmark() restores
- * exactly what it changed.
- */
-static void mark_syscore(struct device *dev, void *data)
+/* Pass 3: count and name the kept devices. */
+static void count_kept(struct device *dev, void *data)
 {
 	if (!dev->power.pseudosleep_kept)
 		return;
-	spin_lock_irq(&dev->power.lock);
-	if (dev->power.syscore)
-		dev->power.pseudosleep_kept = false;
-	else
-		dev->power.syscore = true;
-	spin_unlock_irq(&dev->power.lock);
 	keep_count++;
 	pm_pr_dbg("keeping %s awake\n", dev_name(dev));
 }
 
 /*
  * Devices with no PM work: no PM callback at any level (bus, class, type,
- * PM domain, driver), not kept or a syscore device, not wakeup-capable
+ * PM domain, driver), not kept, not wakeup-capable
  * (wakeup_path is computed in the suspend phase), and runtime-suspended
  * with runtime PM disabled.  Those are devices a suspend would
  * direct-complete: they do not clear their parent's direct_complete or set
@@ -498,7 +491,7 @@ static void mark_syscore(struct device *dev, void *data)
  */
 static void mark_no_work(struct device *dev, void *data)
 {
-	if (dev->power.no_pm_callbacks && !dev->power.syscore &&
+	if (dev->power.no_pm_callbacks && !dev->power.pseudosleep_kept &&
 	    !dev->power.can_wakeup && pm_runtime_status_suspended(dev) &&
 	    !pm_runtime_enabled(dev)) {
 		dev->power.pseudosleep_skip = true;
@@ -578,7 +571,6 @@ void pseudosleep_skip_unmark(void)
 		dpm_for_each_dev(NULL, clear_skip);
 }
 
-/* Undo pass 1 only: no device was made a syscore device yet. */
 static void clear_kept(struct device *dev, void *data)
 {
 	if (dev->power.pseudosleep_kept)
@@ -593,16 +585,6 @@ static void free_keep(void)
 	bitmap_free(keep_irqs);
 	keep_irqs = NULL;
 	keep_nbits = 0;
-}
-
-static void unmark(struct device *dev, void *data)
-{
-	if (!dev->power.pseudosleep_kept)
-		return;
-	spin_lock_irq(&dev->power.lock);
-	dev->power.syscore = false;
-	dev->power.pseudosleep_kept = false;
-	spin_unlock_irq(&dev->power.lock);
 }
 
 /**
@@ -645,7 +627,7 @@ int pseudosleep_keep_mark(void)
 	}
 	bitmap_zero(seen_irqs, keep_nbits);
 	dpm_for_each_dev(NULL, mark_kept_needs);
-	dpm_for_each_dev(NULL, mark_syscore);
+	dpm_for_each_dev(NULL, count_kept);
 	bitmap_free(seen_irqs);
 	seen_irqs = NULL;
 	pm_pr_dbg("%u devices and IRQs %*pbl stay awake\n",
@@ -667,7 +649,7 @@ bool pseudosleep_keep_consoles(void)
 
 void pseudosleep_keep_unmark(void)
 {
-	dpm_for_each_dev(NULL, unmark);
+	dpm_for_each_dev(NULL, clear_kept);
 	free_keep();
 }
 
@@ -680,4 +662,18 @@ void pseudosleep_keep_unmark(void)
 bool pseudosleep_irq_kept(unsigned int irq)
 {
 	return keep_irqs && irq < keep_nbits && test_bit(irq, keep_irqs);
+}
+
+/**
+ * pseudosleep_kept_resume_request - a kept device has a runtime resume queued
+ * @dev: a device the nap keeps running (power.pseudosleep_kept)
+ *
+ * Called by rpm_resume(), under @dev's power.lock, for an asynchronous
+ * resume.  pm_wq is frozen until the nap ends, so the resume would wait for
+ * whatever ends it; end it now, as a wakeup interrupt would.
+ */
+void pseudosleep_kept_resume_request(struct device *dev)
+{
+	pm_pr_dbg("%s needs to resume, ending the nap\n", dev_name(dev));
+	pm_system_wakeup();
 }

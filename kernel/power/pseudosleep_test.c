@@ -473,7 +473,8 @@ static void set_nosleep(struct device *dev, bool val)
 /*
  * A kept device keeps what it needs: the suppliers of its device links, and
  * theirs in turn; a device nothing kept depends on is not kept.  Kept
- * devices are syscore devices until the unmark, which restores them.
+ * devices carry the PM core's kept flag until the unmark, which clears it;
+ * they are never made syscore devices.
  */
 static void keep_follows_device_links(struct kunit *test)
 {
@@ -493,15 +494,18 @@ static void keep_follows_device_links(struct kunit *test)
 
 	set_nosleep(con, true);
 	KUNIT_ASSERT_EQ(test, pseudosleep_keep_mark(), 0);
-	KUNIT_EXPECT_TRUE(test, con->power.syscore);
-	KUNIT_EXPECT_TRUE(test, sup->power.syscore);
-	KUNIT_EXPECT_TRUE(test, sup2->power.syscore);
-	KUNIT_EXPECT_FALSE(test, other->power.syscore);
+	KUNIT_EXPECT_TRUE(test, con->power.pseudosleep_kept);
+	KUNIT_EXPECT_FALSE(test, con->power.syscore);
+	KUNIT_EXPECT_TRUE(test, sup->power.pseudosleep_kept);
+	KUNIT_EXPECT_FALSE(test, sup->power.syscore);
+	KUNIT_EXPECT_TRUE(test, sup2->power.pseudosleep_kept);
+	KUNIT_EXPECT_FALSE(test, sup2->power.syscore);
+	KUNIT_EXPECT_FALSE(test, other->power.pseudosleep_kept);
 	pseudosleep_keep_unmark();
 	set_nosleep(con, false);
-	KUNIT_EXPECT_FALSE(test, con->power.syscore);
-	KUNIT_EXPECT_FALSE(test, sup->power.syscore);
-	KUNIT_EXPECT_FALSE(test, sup2->power.syscore);
+	KUNIT_EXPECT_FALSE(test, con->power.pseudosleep_kept);
+	KUNIT_EXPECT_FALSE(test, sup->power.pseudosleep_kept);
+	KUNIT_EXPECT_FALSE(test, sup2->power.pseudosleep_kept);
 
 	device_link_del(l2);
 	device_link_del(l1);
@@ -704,22 +708,84 @@ static void keep_follows_irq_domains(struct kunit *test)
 
 	set_nosleep(user, true);
 	KUNIT_ASSERT_EQ(test, pseudosleep_keep_mark(), 0);
-	KUNIT_EXPECT_TRUE(test, user->power.syscore);
-	KUNIT_EXPECT_TRUE(test, gpio->power.syscore);
-	KUNIT_EXPECT_TRUE(test, intc->power.syscore);
-	KUNIT_EXPECT_TRUE(test, clk->power.syscore);
-	KUNIT_EXPECT_FALSE(test, other->power.syscore);
+	KUNIT_EXPECT_TRUE(test, user->power.pseudosleep_kept);
+	KUNIT_EXPECT_FALSE(test, user->power.syscore);
+	KUNIT_EXPECT_TRUE(test, gpio->power.pseudosleep_kept);
+	KUNIT_EXPECT_FALSE(test, gpio->power.syscore);
+	KUNIT_EXPECT_TRUE(test, intc->power.pseudosleep_kept);
+	KUNIT_EXPECT_FALSE(test, intc->power.syscore);
+	KUNIT_EXPECT_TRUE(test, clk->power.pseudosleep_kept);
+	KUNIT_EXPECT_FALSE(test, clk->power.syscore);
+	KUNIT_EXPECT_FALSE(test, other->power.pseudosleep_kept);
 	KUNIT_EXPECT_TRUE(test, pseudosleep_irq_kept(gpio_irq));
 	KUNIT_EXPECT_TRUE(test, pseudosleep_irq_kept(intc_irq));
 	pseudosleep_keep_unmark();
 	set_nosleep(user, false);
-	KUNIT_EXPECT_FALSE(test, user->power.syscore);
-	KUNIT_EXPECT_FALSE(test, gpio->power.syscore);
-	KUNIT_EXPECT_FALSE(test, intc->power.syscore);
-	KUNIT_EXPECT_FALSE(test, clk->power.syscore);
+	KUNIT_EXPECT_FALSE(test, user->power.pseudosleep_kept);
+	KUNIT_EXPECT_FALSE(test, gpio->power.pseudosleep_kept);
+	KUNIT_EXPECT_FALSE(test, intc->power.pseudosleep_kept);
+	KUNIT_EXPECT_FALSE(test, clk->power.pseudosleep_kept);
 	KUNIT_EXPECT_FALSE(test, pseudosleep_irq_kept(intc_irq));
 
 	device_link_del(link);
+}
+
+static int rpm_resumed;
+
+static int count_runtime_resume(struct device *dev)
+{
+	rpm_resumed++;
+	return 0;
+}
+
+static const struct dev_pm_ops rpm_pm_ops = {
+	.runtime_suspend = no_op_pm,
+	.runtime_resume = count_runtime_resume,
+};
+
+static const struct device_type rpm_type = {
+	.name = "ps-rpm",
+	.pm = &rpm_pm_ops,
+};
+
+/*
+ * A kept device keeps its runtime PM.  pm_wq is frozen during a nap, so a
+ * resume queued for a kept device (a PME, a link coming up) ends the nap:
+ * the nap's end thaws pm_wq and the device resumes.  A device that is not
+ * kept queues its resume as before.  (pm_wq is not frozen here, so each
+ * queued resume also runs.)
+ */
+static void kept_runtime_resume_ends_nap(struct kunit *test)
+{
+	struct device *nic, *other;
+
+	nic = add_dev(test, "ps-rpm-nic", NULL, &rpm_type);
+	other = add_dev(test, "ps-rpm-other", NULL, &rpm_type);
+	pm_runtime_enable(nic);
+	pm_runtime_enable(other);
+	KUNIT_ASSERT_TRUE(test, pm_runtime_suspended(nic));
+	/* Earlier cases report wakeups; none is in progress at boot. */
+	pm_wakeup_clear(0);
+	KUNIT_ASSERT_FALSE(test, pm_wakeup_pending());
+	rpm_resumed = 0;
+
+	set_nosleep(nic, true);
+	KUNIT_ASSERT_EQ(test, pseudosleep_keep_mark(), 0);
+	KUNIT_EXPECT_TRUE(test, pm_runtime_enabled(nic));
+	KUNIT_EXPECT_EQ(test, pm_request_resume(other), 0);
+	pm_runtime_barrier(other);
+	KUNIT_EXPECT_FALSE(test, pm_wakeup_pending());
+	KUNIT_EXPECT_EQ(test, pm_request_resume(nic), 0);
+	KUNIT_EXPECT_TRUE(test, pm_wakeup_pending());
+	pseudosleep_keep_unmark();
+	set_nosleep(nic, false);
+	pm_wakeup_clear(0);
+
+	pm_runtime_barrier(nic);
+	KUNIT_EXPECT_EQ(test, rpm_resumed, 2);
+	KUNIT_EXPECT_TRUE(test, pm_runtime_active(nic));
+	pm_runtime_disable(nic);
+	pm_runtime_disable(other);
 }
 
 static struct kunit_case pseudosleep_test_cases[] = {
@@ -734,6 +800,7 @@ static struct kunit_case pseudosleep_test_cases[] = {
 	KUNIT_CASE(keep_follows_device_links),
 	KUNIT_CASE(skip_devices_without_pm_work),
 	KUNIT_CASE(keep_follows_irq_domains),
+	KUNIT_CASE(kept_runtime_resume_ends_nap),
 	{}
 };
 

@@ -861,6 +861,69 @@ def t_wake_on_task():
         console
 
 
+def link_flap_during_nap(nic):
+    """Arm the NIC (power/nosleep keeps it), nap, then set its link down
+    and up again from QEMU's monitor (QMP set_link) while the guest naps,
+    as a switch port that flaps would: the kept NIC goes on working
+    through it, and the next request ends the nap and is answered.  Every
+    vector of e1000e is armed (it has no receive-only names), so a link
+    change already ends its nap; virtio-net's link change comes on its
+    config vector, which is not armed, so that nap lasts until the
+    request."""
+    port = pslib.free_port()
+    g = pslib.Guest("s=/usr/share/pseudosleep; $s/nap-setup.sh nic && "
+                    "$s/nap-once.sh 1 && "
+                    "while [ ! -e /mnt/add/flapped ]; do sleep 0.2; done; "
+                    "i=0; while [ $(cat /sys/class/net/eth0/carrier) != 1 ] "
+                    "&& [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done; "
+                    "echo CARRIER $(cat /sys/class/net/eth0/carrier)",
+                    fwd=["%d:80" % port], nic=nic, qmp=True, timeout=400)
+    answers, flapped = [], []
+    try:
+        irqs = g.wait_line(r"^NIC-IRQS (\S+)", 120)
+        nap = None
+        if irqs and g.wait_line(r"^NAPPING 1", 120):
+            time.sleep(2)
+            for up in (False, True):
+                flapped.append(pslib.qmp(g.qmp_path, "set_link",
+                                         arguments={"name": "n0", "up": up}))
+                time.sleep(2)
+            end = time.monotonic() + 60
+            while time.monotonic() < end and nap is None:
+                answers.append(pslib.http_get(port, timeout=15))
+                nap = g.wait_line(r"^NAP 1 (\S+) wake_irq=(\S+)", 1.0)
+        g.signal("flapped")
+        carrier = g.wait_line(r"^CARRIER (\d)", 60)
+    finally:
+        rc = g.finish()
+        console = g.console()
+        g.cleanup()
+    if not irqs or not nap:
+        return "failed", "no nap reported (exit %d)" % rc, console
+    if len(flapped) != 2 or any('"return"' not in r for r in flapped):
+        return "failed", "set_link failed: %s" % flapped, console
+    lost = [a for a in answers if a[0] is None]
+    if lost or not answers:
+        return "failed", "%d of %d requests lost after the link came back" \
+            % (len(lost), len(answers)), console
+    if nap.group(1) != "ok" or nap.group(2) not in irqs.group(1).split(","):
+        return "failed", "nap %s, ended by IRQ %s, not the NIC's (%s)" % (
+            nap.group(1), nap.group(2), irqs.group(1)), console
+    if not carrier or carrier.group(1) != "1":
+        return "failed", "the link is down after the nap", console
+    return "passed", "%s: link down and up during the nap; woken by IRQ %s;" \
+        " %d requests, 0 lost, the last in %.0f ms" % (
+            nic, nap.group(2), len(answers), answers[-1][1] * 1e3), console
+
+
+def t_link_flap_virtio():
+    return link_flap_during_nap("virtio")
+
+
+def t_link_flap_e1000e():
+    return link_flap_during_nap("e1000e")
+
+
 def t_power_button_ends_nap():
     """A power-button press (QMP system_powerdown) during a NIC-armed nap
     ends it through the ACPI SCI, armed for wakeup as in suspend to idle,
@@ -949,6 +1012,10 @@ HOST_TESTS = [
      t_pseudo_unarmed_nic),
     ("pseudo: arms dropped with the NIC's IRQs at unbind, re-armed after "
      "bind, end a nap", t_rearm_after_rebind),
+    ("pseudo: virtio-net's link down and up during a nap, then a request "
+     "ends it", t_link_flap_virtio),
+    ("pseudo: e1000e's link down and up during a nap, then a request "
+     "ends it", t_link_flap_e1000e),
     ("pseudo: a 20 s nap raises no RCU stall, soft lockup or hung task",
      t_long_nap),
     ("pseudo: a 20 s nap raises no RCU stall with the stall timeout at "

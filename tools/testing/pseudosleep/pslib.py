@@ -182,8 +182,9 @@ def http_get(port, path="/", timeout=10.0, host="127.0.0.1"):
         return None, time.monotonic() - t0
 
 
-def qmp(sock_path, command, timeout=5.0):
-    """Send one QMP command; returns the decoded reply line."""
+def qmp(sock_path, command, timeout=5.0, arguments=None):
+    """Send one QMP command (with its arguments, a dict); returns the
+    reply line."""
     import json
     s = socket.socket(socket.AF_UNIX)
     s.settimeout(timeout)
@@ -193,7 +194,10 @@ def qmp(sock_path, command, timeout=5.0):
     f.write(json.dumps({"execute": "qmp_capabilities"}) + "\n")
     f.flush()
     f.readline()
-    f.write(json.dumps({"execute": command}) + "\n")
+    msg = {"execute": command}
+    if arguments:
+        msg["arguments"] = arguments
+    f.write(json.dumps(msg) + "\n")
     f.flush()
     reply = f.readline()
     s.close()

@@ -38,6 +38,7 @@
 #include <linux/pm.h>
 #include <linux/pnp.h>
 #include <linux/pm_runtime.h>
+#include <linux/pm_wakeup.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/suspend.h>
@@ -52,6 +53,27 @@ static unsigned long *keep_irqs;
 static unsigned int keep_nbits;
 static unsigned int keep_count;
 static unsigned int skip_count;
+
+/*
+ * The devices the nap keeps for their own sake: power/nosleep set, or the
+ * owner of an armed IRQ.  A runtime resume queued for one of them or a
+ * descendant ends the nap (pseudosleep_kept_resume_request()); the other
+ * kept devices (consoles, suppliers, IRQ controllers) are kept for them.
+ * Past KEEP_ROOTS of them, every kept device counts.
+ */
+#define KEEP_ROOTS 16
+static struct device *keep_roots[KEEP_ROOTS];
+static unsigned int nr_keep_roots;
+static bool keep_roots_full;
+
+/*
+ * Kept devices with a child or consumer that the nap suspends: a runtime
+ * PM reference holds them active for the nap, as dpm_prepare() holds the
+ * devices it prepares, so that none runtime-suspends under a device the
+ * PM core suspends and resumes.
+ */
+static struct device **held;
+static unsigned int nr_held;
 
 /* The devices behind the enabled consoles, kept awake through the nap. */
 #define KEEP_CONSOLES 8
@@ -361,6 +383,12 @@ static void mark_subtree(struct device *dev, void *data)
 	    (parent && parent->power.pseudosleep_kept) ||
 	    is_console_dev(dev) || dev_owns_armed)
 		set_kept(dev, true);
+	if (dev->power.nosleep || dev_owns_armed) {
+		if (nr_keep_roots < KEEP_ROOTS)
+			WRITE_ONCE(keep_roots[nr_keep_roots++], get_device(dev));
+		else
+			keep_roots_full = true;
+	}
 }
 
 static void keep_needs(struct device *dev);
@@ -471,13 +499,72 @@ static void mark_kept_needs(struct device *dev, void *data)
 		keep_needs(dev);
 }
 
-/* Pass 3: count and name the kept devices. */
+/*
+ * Pass 3: count and name the kept devices.  A runtime resume queued for
+ * one before it was flagged waits on the frozen pm_wq like one queued
+ * after, so it ends the nap too.
+ */
 static void count_kept(struct device *dev, void *data)
 {
 	if (!dev->power.pseudosleep_kept)
 		return;
 	keep_count++;
 	pm_pr_dbg("keeping %s awake\n", dev_name(dev));
+	spin_lock_irq(&dev->power.lock);
+	if (dev->power.request_pending &&
+	    dev->power.request == RPM_REQ_RESUME)
+		pseudosleep_kept_resume_request(dev);
+	spin_unlock_irq(&dev->power.lock);
+}
+
+/* Pass 4: the kept parents and suppliers of a device the nap suspends. */
+static void note_superior(struct device *sup, void *data)
+{
+	unsigned int i;
+
+	if (!sup->power.pseudosleep_kept)
+		return;
+	for (i = 0; i < nr_held; i++)
+		if (held[i] == sup)
+			return;
+	/* held has room for every kept device */
+	held[nr_held++] = get_device(sup);
+}
+
+static void find_held(struct device *dev, void *data)
+{
+	if (dev->power.pseudosleep_kept)
+		return;
+	if (dev->parent)
+		note_superior(dev->parent, NULL);
+	dpm_visit_suppliers(dev, NULL, note_superior);
+}
+
+/*
+ * Outside dpm_list_mtx, which a runtime PM callback may need.  A device
+ * with runtime PM disabled only counts the reference (-EACCES).
+ */
+static void hold_superiors(void)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < nr_held; i++) {
+		ret = pm_runtime_get_sync(held[i]);
+		if (ret < 0 && ret != -EACCES)
+			pm_pr_dbg("%s stays suspended under its dependents: %d\n",
+				  dev_name(held[i]), ret);
+	}
+}
+
+static void release_superiors(void)
+{
+	while (nr_held) {
+		pm_runtime_put(held[--nr_held]);
+		put_device(held[nr_held]);
+	}
+	kfree(held);
+	held = NULL;
 }
 
 /*
@@ -579,6 +666,9 @@ static void clear_kept(struct device *dev, void *data)
 
 static void free_keep(void)
 {
+	while (nr_keep_roots)
+		put_device(keep_roots[--nr_keep_roots]);
+	keep_roots_full = false;
 	put_consoles();
 	bitmap_free(seen_irqs);
 	seen_irqs = NULL;
@@ -630,6 +720,14 @@ int pseudosleep_keep_mark(void)
 	dpm_for_each_dev(NULL, count_kept);
 	bitmap_free(seen_irqs);
 	seen_irqs = NULL;
+	held = kcalloc(keep_count, sizeof(*held), GFP_KERNEL);
+	if (keep_count && !held) {
+		dpm_for_each_dev(NULL, clear_kept);
+		free_keep();
+		return -ENOMEM;
+	}
+	dpm_for_each_dev(NULL, find_held);
+	hold_superiors();
 	pm_pr_dbg("%u devices and IRQs %*pbl stay awake\n",
 		  keep_count, keep_nbits, keep_irqs);
 	return 0;
@@ -650,6 +748,7 @@ bool pseudosleep_keep_consoles(void)
 void pseudosleep_keep_unmark(void)
 {
 	dpm_for_each_dev(NULL, clear_kept);
+	release_superiors();
 	free_keep();
 }
 
@@ -674,6 +773,24 @@ bool pseudosleep_irq_kept(unsigned int irq)
  */
 void pseudosleep_kept_resume_request(struct device *dev)
 {
+	enum pseudosleep_phase phase = READ_ONCE(pseudosleep_phase);
+	struct device *d;
+	unsigned int i, n = READ_ONCE(nr_keep_roots);
+	bool root = READ_ONCE(keep_roots_full);
+
+	/* Once woken, pm_wq is about to thaw. */
+	if (phase != PSEUDOSLEEP_ENTERING && phase != PSEUDOSLEEP_NAPPING)
+		return;
+	/* Only pointers are compared: unmark() clears the flags first. */
+	for (d = dev; d && !root; d = d->parent)
+		for (i = 0; i < n && !root; i++)
+			root = READ_ONCE(keep_roots[i]) == d;
+	if (!root)
+		return;
 	pm_pr_dbg("%s needs to resume, ending the nap\n", dev_name(dev));
-	pm_system_wakeup();
+	/* Under dev->power.lock: the wakeup source, not pm_wakeup_dev_event() */
+	if (dev->power.wakeup)
+		pm_wakeup_ws_event(dev->power.wakeup, 0, true);
+	else
+		pm_system_wakeup();
 }

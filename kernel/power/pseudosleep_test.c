@@ -474,12 +474,13 @@ static void set_nosleep(struct device *dev, bool val)
  * A kept device keeps what it needs: the suppliers of its device links, and
  * theirs in turn; a device nothing kept depends on is not kept.  Kept
  * devices carry the PM core's kept flag until the unmark, which clears it;
- * they are never made syscore devices.
+ * they are never made syscore devices.  A kept supplier of a device the
+ * nap suspends is held runtime-active for the nap.
  */
 static void keep_follows_device_links(struct kunit *test)
 {
 	struct device *con, *sup, *sup2, *other;
-	struct device_link *l1, *l2;
+	struct device_link *l1, *l2, *l3;
 
 	con = kunit_device_register(test, "ps-consumer");
 	sup = kunit_device_register(test, "ps-supplier");
@@ -491,9 +492,14 @@ static void keep_follows_device_links(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, l1);
 	l2 = device_link_add(sup, sup2, DL_FLAG_STATELESS);
 	KUNIT_ASSERT_NOT_NULL(test, l2);
+	l3 = device_link_add(other, sup2, DL_FLAG_STATELESS);
+	KUNIT_ASSERT_NOT_NULL(test, l3);
 
 	set_nosleep(con, true);
 	KUNIT_ASSERT_EQ(test, pseudosleep_keep_mark(), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&sup2->power.usage_count), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&sup->power.usage_count), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&con->power.usage_count), 0);
 	KUNIT_EXPECT_TRUE(test, con->power.pseudosleep_kept);
 	KUNIT_EXPECT_FALSE(test, con->power.syscore);
 	KUNIT_EXPECT_TRUE(test, sup->power.pseudosleep_kept);
@@ -506,7 +512,9 @@ static void keep_follows_device_links(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, con->power.pseudosleep_kept);
 	KUNIT_EXPECT_FALSE(test, sup->power.pseudosleep_kept);
 	KUNIT_EXPECT_FALSE(test, sup2->power.pseudosleep_kept);
+	KUNIT_EXPECT_EQ(test, atomic_read(&sup2->power.usage_count), 0);
 
+	device_link_del(l3);
 	device_link_del(l2);
 	device_link_del(l1);
 }
@@ -750,19 +758,27 @@ static const struct device_type rpm_type = {
 
 /*
  * A kept device keeps its runtime PM.  pm_wq is frozen during a nap, so a
- * resume queued for a kept device (a PME, a link coming up) ends the nap:
- * the nap's end thaws pm_wq and the device resumes.  A device that is not
- * kept queues its resume as before.  (pm_wq is not frozen here, so each
- * queued resume also runs.)
+ * resume queued for a device kept for its own sake (a PME, a link coming
+ * up) ends the nap: the nap's end thaws pm_wq and the device resumes.  A
+ * device that is not kept, or kept only for another (here a console's
+ * port would be one), queues its resume as before, and so does any device
+ * once the nap is over.  (pm_wq is not frozen here, so each queued resume
+ * also runs.)
  */
 static void kept_runtime_resume_ends_nap(struct kunit *test)
 {
-	struct device *nic, *other;
+	enum pseudosleep_phase saved = READ_ONCE(pseudosleep_phase);
+	struct device *nic, *other, *sup;
+	struct device_link *link;
 
 	nic = add_dev(test, "ps-rpm-nic", NULL, &rpm_type);
 	other = add_dev(test, "ps-rpm-other", NULL, &rpm_type);
+	sup = add_dev(test, "ps-rpm-supplier", NULL, &rpm_type);
+	link = device_link_add(nic, sup, DL_FLAG_STATELESS);
+	KUNIT_ASSERT_NOT_NULL(test, link);
 	pm_runtime_enable(nic);
 	pm_runtime_enable(other);
+	pm_runtime_enable(sup);
 	KUNIT_ASSERT_TRUE(test, pm_runtime_suspended(nic));
 	/* Earlier cases report wakeups; none is in progress at boot. */
 	pm_wakeup_clear(0);
@@ -771,21 +787,35 @@ static void kept_runtime_resume_ends_nap(struct kunit *test)
 
 	set_nosleep(nic, true);
 	KUNIT_ASSERT_EQ(test, pseudosleep_keep_mark(), 0);
+	KUNIT_EXPECT_TRUE(test, sup->power.pseudosleep_kept);
 	KUNIT_EXPECT_TRUE(test, pm_runtime_enabled(nic));
+	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_NAPPING);
 	KUNIT_EXPECT_EQ(test, pm_request_resume(other), 0);
+	KUNIT_EXPECT_EQ(test, pm_request_resume(sup), 0);
 	pm_runtime_barrier(other);
+	pm_runtime_barrier(sup);
 	KUNIT_EXPECT_FALSE(test, pm_wakeup_pending());
 	KUNIT_EXPECT_EQ(test, pm_request_resume(nic), 0);
 	KUNIT_EXPECT_TRUE(test, pm_wakeup_pending());
+	pm_runtime_barrier(nic);
+	pm_wakeup_clear(0);
+	/* Woken: a resume queued now runs once pm_wq thaws. */
+	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_RESUMING);
+	KUNIT_EXPECT_EQ(test, pm_runtime_suspend(nic), 0);
+	KUNIT_EXPECT_TRUE(test, pm_runtime_suspended(nic));
+	KUNIT_EXPECT_EQ(test, pm_request_resume(nic), 0);
+	KUNIT_EXPECT_FALSE(test, pm_wakeup_pending());
+	WRITE_ONCE(pseudosleep_phase, saved);
 	pseudosleep_keep_unmark();
 	set_nosleep(nic, false);
-	pm_wakeup_clear(0);
 
 	pm_runtime_barrier(nic);
-	KUNIT_EXPECT_EQ(test, rpm_resumed, 2);
+	KUNIT_EXPECT_EQ(test, rpm_resumed, 4);
 	KUNIT_EXPECT_TRUE(test, pm_runtime_active(nic));
 	pm_runtime_disable(nic);
 	pm_runtime_disable(other);
+	pm_runtime_disable(sup);
+	device_link_del(link);
 }
 
 static struct kunit_case pseudosleep_test_cases[] = {

@@ -924,6 +924,44 @@ def t_link_flap_e1000e():
     return link_flap_during_nap("e1000e")
 
 
+def t_timer_threads_on_time():
+    """Timers run on time during a nap: the timerlat tracer's kernel
+    threads, one per CPU and not freezable, sleep on a 1 ms hrtimer (as
+    a driver's usleep_range() thread would) through 5 s awake and then a
+    5 s nap in the same boot.  A nap that deferred idle CPUs' timers (as
+    the old hrtimer patch did, by up to 4 s) would leave the threads
+    almost no wakeups; here the nap must keep at least half the awake
+    rate.  Latencies are reported, not judged: QEMU TCG's are noisy."""
+    g = pslib.Guest("s=/usr/share/pseudosleep; $s/timerlat-nap.sh 5 awake "
+                    "&& $s/timerlat-nap.sh 5 nap", timeout=400)
+    rx = r"^TIMERLAT (\S+) mode=%s secs=(\S+) cpus=(\d+) samples=(\d+) " \
+         r"max_us=(-?\d+) median_us=(-?\d+)"
+    try:
+        awake = g.wait_line(rx % "awake", 200)
+        nap = g.wait_line(rx % "nap", 200) if awake else None
+    finally:
+        rc = g.finish()
+        console = g.console()
+        g.cleanup()
+    if not awake or not nap:
+        return "failed", "no timerlat result (exit %d)" % rc, console
+    if nap.group(1) != "ok":
+        return "failed", "the nap was aborted", console
+    rate = {}
+    for name, m in (("awake", awake), ("nap", nap)):
+        rate[name] = int(m.group(4)) / float(m.group(2))
+    if rate["awake"] <= 0:
+        return "failed", "no timerlat wakeups even awake", console
+    ratio = rate["nap"] / rate["awake"]
+    detail = "thread wakeups/s awake %.0f, nap %.0f (%.2f x); latency " \
+        "median/max awake %s/%s us, nap %s/%s us" % (
+            rate["awake"], rate["nap"], ratio, awake.group(6),
+            awake.group(5), nap.group(6), nap.group(5))
+    if ratio < 0.5:
+        return "failed", "timers late in the nap: " + detail, console
+    return "passed", detail, console
+
+
 def t_power_button_ends_nap():
     """A power-button press (QMP system_powerdown) during a NIC-armed nap
     ends it through the ACPI SCI, armed for wakeup as in suspend to idle,
@@ -1016,6 +1054,8 @@ HOST_TESTS = [
      "ends it", t_link_flap_virtio),
     ("pseudo: e1000e's link down and up during a nap, then a request "
      "ends it", t_link_flap_e1000e),
+    ("pseudo: kernel threads sleeping on 1 ms timers wake on time in a "
+     "nap", t_timer_threads_on_time),
     ("pseudo: a 20 s nap raises no RCU stall, soft lockup or hung task",
      t_long_nap),
     ("pseudo: a 20 s nap raises no RCU stall with the stall timeout at "

@@ -1,0 +1,60 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# timerlat-nap.sh SECONDS MODE: the timerlat tracer's kernel threads (one
+# per CPU, not freezable) sleep on a 1 ms hrtimer while the guest either
+# naps for SECONDS, armed on the RTC only and ended by its alarm (MODE
+# nap), or sleeps awake (MODE awake).  A timer a nap deferred would show
+# as missing wakeups and seconds of latency.  Prints "TIMERLAT ok|aborted
+# mode=MODE secs=S cpus=N samples=N max_us=N median_us=N": the threads'
+# wakeups (timerlat's thread-context samples) between two trace markers
+# around the nap or the sleep, and their latency after the timer's time.
+set -e
+secs=$1
+mode=$2
+t=/sys/kernel/tracing
+case "$mode" in
+nap|awake) ;;
+*) echo "usage: timerlat-nap.sh SECONDS nap|awake" >&2; exit 2 ;;
+esac
+/usr/share/pseudosleep/nap-setup.sh rtc > /dev/null
+echo 0 > $t/tracing_on
+echo nop > $t/current_tracer
+echo > $t/trace
+echo 1000 > $t/osnoise/timerlat_period_us
+echo 4096 > $t/buffer_size_kb
+echo timerlat > $t/current_tracer
+echo 1 > $t/tracing_on
+sleep 1
+up() {
+	cut -d' ' -f1 /proc/uptime
+}
+r=ok
+t0=$(up)
+echo TIMERLAT-BEGIN > $t/trace_marker
+if [ "$mode" = nap ]; then
+	echo 0 > /sys/class/rtc/rtc0/wakealarm
+	echo "+$secs" > /sys/class/rtc/rtc0/wakealarm
+	echo mem > /sys/power/state || r=aborted
+else
+	sleep "$secs"
+fi
+echo TIMERLAT-END > $t/trace_marker
+t1=$(up)
+echo 0 > $t/tracing_on
+awk '
+	/TIMERLAT-BEGIN/ { on = 1; next }
+	/TIMERLAT-END/ { on = 0; next }
+	on && / context +thread timer_latency / {
+		for (i = 1; i < NF; i++)
+			if ($i == "timer_latency")
+				print int($(i + 1) / 1000)
+	}' $t/trace | sort -n | awk -v r="$r" -v mode="$mode" -v cpus="$(nproc)" \
+	-v secs="$(echo "$t0 $t1" | awk '{ print $2 - $1 }')" '
+	{ lat[n++] = $1 }
+	END {
+		printf "TIMERLAT %s mode=%s secs=%s cpus=%d samples=%d", r, mode,
+			secs, cpus, n
+		printf " max_us=%d median_us=%d\n", n ? lat[n - 1] : -1,
+			n ? lat[int(n / 2)] : -1
+	}'
+echo nop > $t/current_tracer

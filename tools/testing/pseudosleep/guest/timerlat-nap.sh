@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # timerlat-nap.sh SECONDS MODE: the timerlat tracer's kernel threads (one
 # per CPU, not freezable) sleep on a 1 ms hrtimer while the guest either
-# naps for SECONDS, armed on the RTC only and ended by its alarm (MODE
-# nap), or sleeps awake (MODE awake).  A timer a nap deferred would show
+# naps for SECONDS (quiet-nap.sh: armed on the RTC only, ended by its
+# alarm; MODE nap) or sleeps awake (MODE awake).  A timer a nap deferred would show
 # as missing wakeups and seconds of latency.  Prints "TIMERLAT ok|aborted
 # mode=MODE secs=S cpus=N samples=N max_us=N median_us=N": the threads'
 # wakeups (timerlat's thread-context samples) between two trace markers
@@ -16,7 +16,6 @@ case "$mode" in
 nap|awake) ;;
 *) echo "usage: timerlat-nap.sh SECONDS nap|awake" >&2; exit 2 ;;
 esac
-/usr/share/pseudosleep/nap-setup.sh rtc > /dev/null
 echo 0 > $t/tracing_on
 echo nop > $t/current_tracer
 echo > $t/trace
@@ -25,22 +24,13 @@ echo 4096 > $t/buffer_size_kb
 echo timerlat > $t/current_tracer
 echo 1 > $t/tracing_on
 sleep 1
-up() {
-	cut -d' ' -f1 /proc/uptime
-}
-r=ok
-t0=$(up)
 echo TIMERLAT-BEGIN > $t/trace_marker
-if [ "$mode" = nap ]; then
-	echo 0 > /sys/class/rtc/rtc0/wakealarm
-	echo "+$secs" > /sys/class/rtc/rtc0/wakealarm
-	echo mem > /sys/power/state || r=aborted
-else
-	sleep "$secs"
-fi
+# The nap or the sleep, and how long it took: "QUIET ok|aborted ... secs=S"
+quiet=$(/usr/share/pseudosleep/quiet-nap.sh "$secs" "$mode")
 echo TIMERLAT-END > $t/trace_marker
-t1=$(up)
 echo 0 > $t/tracing_on
+r=$(echo "$quiet" | awk '{ print $2 }')
+took=$(echo "$quiet" | sed -n 's/.* secs=\([^ ]*\).*/\1/p')
 awk '
 	/TIMERLAT-BEGIN/ { on = 1; next }
 	/TIMERLAT-END/ { on = 0; next }
@@ -49,7 +39,7 @@ awk '
 			if ($i == "timer_latency")
 				print int($(i + 1) / 1000)
 	}' $t/trace | sort -n | awk -v r="$r" -v mode="$mode" -v cpus="$(nproc)" \
-	-v secs="$(echo "$t0 $t1" | awk '{ print $2 - $1 }')" '
+	-v secs="$took" '
 	{ lat[n++] = $1 }
 	END {
 		printf "TIMERLAT %s mode=%s secs=%s cpus=%d samples=%d", r, mode,

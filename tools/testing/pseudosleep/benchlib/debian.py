@@ -19,10 +19,13 @@ wake + resume devices + thaw), on the guest's clock.  Lost: no answer
 within 10 s.  Asleep: total_nap_ns over the wall time of the series.
 
 Writes DIR/debian/: debian.csv (a row per request), debian_summary.csv,
-debian.png (matplotlib) and README.md, whose section bench also puts in
-DIR/README.md between its markers.  Nothing asserts on the timings.
+debian_asleep.csv (a row per series), debian.png (matplotlib), README.md,
+whose section bench also puts in DIR/README.md between its markers, and
+debian.json, from which `bench --only debian --report-only` writes them
+again.  Nothing asserts on the timings.
 """
 
+import json
 import os
 import time
 
@@ -42,7 +45,7 @@ EXIT = ("exit_cpu_wake_ns", "exit_resume_devices_ns", "exit_thaw_ns")
 # results/README.md: the generated section stands between these lines.
 BEGIN = "<!-- bench --only debian: begin (generated; do not edit) -->"
 END = "<!-- bench --only debian: end -->"
-TITLE = "## 8. The Debian 12 guest awake against napping"
+TITLE = "### The Debian 12 guest awake against napping (bench --only debian)"
 
 
 def ask(guest, client):
@@ -175,10 +178,10 @@ def section_md(res):
         s = _row(sm, label, client)
         if not s.get("requests"):
             return "-"
-        return "%s ms [%s..%s], runs %s..%s, %d/%d lost" % (
+        return "%s ms [%s..%s], runs %s..%s (%d)" % (
             C.fmt(s["ms_median"]), C.fmt(s["ms_p10"]), C.fmt(s["ms_p90"]),
             C.fmt(s["run_median_min"]), C.fmt(s["run_median_max"]),
-            s["lost"], s["requests"])
+            s["requests"])
     rows = []
     for client, what in (("apache", "Apache GET"),
                          ("memcached", "memcached get")):
@@ -192,7 +195,11 @@ def section_md(res):
                      lat("napping, met a nap", client), over])
     nap = [s for s in sm if s["mode"] == "napping"]
     aw = [s for s in sm if s["mode"] == "awake"]
-    rows.append(["share of time asleep", " / ".join(
+    rows.append(["requests lost (no answer in 10 s)", " / ".join(
+        "%s %d/%d" % (s["client"], s["lost"], s["requests"]) for s in aw),
+        " / ".join("%s %d/%d" % (s["client"], s["lost"], s["requests"])
+                   for s in nap), ""])
+    rows.append(["share of time asleep, median of runs", " / ".join(
         "%s %s %%" % (s["client"], C.fmt(s["asleep_pct"])) for s in aw),
         " / ".join("%s %s %%" % (s["client"], C.fmt(s["asleep_pct"]))
                    for s in nap), ""])
@@ -224,7 +231,9 @@ def section_md(res):
         "memcached gets (one `get` on a new connection) per mode, %.1f s "
         "of quiet before each.  Response times on the host's wall clock: "
         "median [p10..p90] over all requests, then the range of the runs' "
-        "medians; a request is lost without an answer in 10 s.  Entry and "
+        "medians (and the number of requests).  The share of time asleep "
+        "is total_nap_ns over a series' wall time, which includes each "
+        "request and the statistics read after it.  Entry and "
         "exit come from `/sys/power/pseudosleep/` (entry: sync + freeze "
         "+ suspend devices + halt; exit: CPU wake + resume devices + "
         "thaw).  Under TCG every instruction is emulated: compare the "
@@ -236,11 +245,10 @@ def section_md(res):
             res.get("boot_s") or 0),
         "",
         C.md_table(["", "awake", "napping: requests that met a nap",
-                    "met a nap over awake"], rows),
-        ""]
+                    "met a nap over awake"], rows)]
     if res.get("notes"):
-        text += ["- " + n for n in res["notes"]] + [""]
-    return "\n".join(text)
+        text += [""] + ["- " + n for n in res["notes"]]
+    return "\n".join(text) + "\n"
 
 
 def update_readme(path, section):
@@ -324,11 +332,30 @@ def run(ctx):
     finally:
         g.stop()
         g.cleanup()
-    summary = summarize(rows, spans, ctx.runs)
-    res.update({"rows": rows, "spans": spans, "summary": summary,
-                "notes": notes})
+    res.update({"rows": rows, "spans": spans, "notes": notes})
     out = ctx.path("debian")
     os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "debian.json"), "w") as f:
+        json.dump(res, f, indent=1, default=str)
+    return write_outputs(ctx, res)
+
+
+def report_only(ctx):
+    """Write DIR/debian/'s files and the README section again from
+    DIR/debian/debian.json (a format change needs no new run)."""
+    with open(ctx.path(os.path.join("debian", "debian.json"))) as f:
+        res = json.load(f)
+    return write_outputs(ctx, res)
+
+
+def write_outputs(ctx, res):
+    """CSVs, plot, README.md and DIR/README.md's section of a run."""
+    if res.get("skipped"):
+        return res
+    out = ctx.path("debian")
+    rows, spans = res["rows"], res["spans"]
+    summary = summarize(rows, spans, res["runs"])
+    res["summary"] = summary
     C.write_csv(os.path.join(out, "debian.csv"), rows, [
         "mode", "client", "run", "i", "ms", "lost", "naps_since_last",
         "entry_ms", "exit_ms", "wake_latency_ms"])

@@ -3,6 +3,8 @@
 the agent's protocol that debian_guest.py shares with it: synthetic rows
 in, the section and results/README.md's generated block out."""
 
+import json
+import os
 import socket
 
 import debian_guest
@@ -47,6 +49,34 @@ def test_bench_debian_summary_and_section():
     assert "| Apache GET | 11.5 ms" in text
     assert "| +91 % |" in text
     assert "3.00 / 1.00 ms" in text
+    assert "| apache 0/8 / memcached 0/8 | apache 0/8 / memcached 0/8 |" \
+        in text
+
+
+class Ctx:
+    def __init__(self, out):
+        self.out = out
+
+    def path(self, name):
+        return os.path.join(self.out, name)
+
+
+def test_bench_debian_report_only(tmp_path):
+    """--report-only writes the CSVs, the plot (with matplotlib) and the
+    sections again from debian.json alone."""
+    (tmp_path / "debian").mkdir()
+    (tmp_path / "README.md").write_text("# r\n")
+    spans = [{"mode": m, "client": c, "run": 0, "seconds": 10.0,
+              "asleep_pct": 50.0} for m in debian.MODES
+             for c in debian.CLIENTS]
+    (tmp_path / "debian" / "debian.json").write_text(json.dumps({
+        "name": "debian", "rows": rows(), "spans": spans, "runs": 2,
+        "requests": 4, "cond": {"commit": "abc1234"}, "notes": ["n"]}))
+    debian.report_only(Ctx(str(tmp_path)))
+    for f in ("debian.csv", "debian_summary.csv", "debian_asleep.csv",
+              "README.md"):
+        assert (tmp_path / "debian" / f).exists(), f
+    assert "at commit abc1234" in (tmp_path / "README.md").read_text()
 
 
 def test_bench_debian_readme_block(tmp_path):

@@ -245,7 +245,7 @@ def section_md(res):
             res.get("boot_s") or 0),
         "",
         C.md_table(["", "awake", "napping: requests that met a nap",
-                    "met a nap over awake"], rows)]
+                    "met a nap over awake"], rows).rstrip("\n")]
     if res.get("notes"):
         text += [""] + ["- " + n for n in res["notes"]]
     return "\n".join(text) + "\n"
@@ -262,7 +262,7 @@ def update_readme(path, section):
     block = "%s\n%s\n%s\n" % (BEGIN, section.rstrip("\n"), END)
     if BEGIN in text and END in text:
         head, rest = text.split(BEGIN, 1)
-        text = head + block + rest.split(END, 1)[1].lstrip("\n")
+        text = head + block + "\n" + rest.split(END, 1)[1].lstrip("\n")
     elif "\n## Reliability" in text:
         head, rest = text.split("\n## Reliability", 1)
         text = head + "\n" + block + "\n## Reliability" + rest

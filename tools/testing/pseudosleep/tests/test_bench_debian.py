@@ -87,6 +87,9 @@ def test_bench_debian_readme_block(tmp_path):
     assert debian.update_readme(str(p), "## 8. one\n")
     assert debian.update_readme(str(p), "## 8. two\n")
     text = p.read_text()
+    assert debian.update_readme(str(p), "## 8. two\n")
+    assert p.read_text() == text
+    assert debian.END + "\n\n## Reliability" in text
     assert text.count(debian.BEGIN) == 1 and "one" not in text
     assert text.index("## 8. two") < text.index("## Reliability")
     assert "old\n" in text and text.endswith("x\n")

@@ -34,7 +34,7 @@ DEPS := linux-source-6.12 qemu-system-x86 busybox-static flex bison bc cpio \
 	libmemcached-tools curl gnuplot-nox sparse xz-utils python3 git \
 	make gcc libc6-dev rsync iproute2 iputils-ping kmod wireguard-tools \
 	dpkg-dev debhelper systemd mmdebstrap qemu-utils e2fsprogs \
-	python3-prometheus-client python3-pytest haproxy
+	python3-prometheus-client python3-pytest haproxy python3-matplotlib
 
 export BUILD_DIR KDIR KOBJ BZIMAGE INITRAMFS ROOTFS DEBIAN_KERNEL
 
@@ -54,6 +54,7 @@ help:
 	@echo "  make demo        build, boot and show a nap woken by a host request"
 	@echo "  make bench       benchmarks on a non-debug kernel in build-bench/"
 	@echo "                   (QUICK=1: short smoke run on the test kernel)"
+	@echo "                   (ONLY=debian: the Debian guest awake vs napping, results/debian/)"
 	@echo "  make stress      reliability suite: naps with requests in every phase,"
 	@echo "                   noise, long nap, hotplug, fuzzing; results/stress/"
 	@echo "                   (NAPS=n, SMP=\"2 4\", SHORT=1, DEBUG=1: KASAN/UBSAN kernel"
@@ -270,7 +271,10 @@ demo: kernel initramfs
 # alone multiplies lock costs under TCG) in its own build directory; the
 # QUICK=1 smoke test reuses the test kernel.
 BENCH_DIR ?= $(TOP)/build-bench
-BENCH_CONFIGS := $(GUEST_CONFIGS)
+# configs/debian-guest.config: bench --only debian boots the Debian guest.
+BENCH_CONFIGS := $(GUEST_CONFIGS) configs/debian-guest.config
+# ONLY="debian wake": bench --only debian --only wake.
+BENCH_ARGS += $(foreach o,$(ONLY),--only $(o))
 ifeq ($(QUICK),)
 bench:
 	@$(MAKE) -s BUILD_DIR=$(BENCH_DIR) CONFIGS="$(BENCH_CONFIGS)" kernel initramfs

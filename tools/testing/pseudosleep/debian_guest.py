@@ -6,8 +6,8 @@ host can run shell commands in it (run()) and its clients reach it
 (netns_cmd()).  napd, enabled in the image, naps it whenever it is idle;
 a connection to the agent, Apache or memcached wakes it."""
 
+import importlib.util
 import os
-import re
 import shutil
 import socket
 import subprocess
@@ -18,7 +18,24 @@ import netns
 import pslib
 
 AGENT = os.path.join(pslib.HERE, "guest", "debian-agent.py")
-AGENT_PORT = 7777
+
+
+def _load_agent():
+    """The agent's own module: its protocol is used from here too."""
+    spec = importlib.util.spec_from_file_location("debian_agent", AGENT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+agent = _load_agent()
+AGENT_PORT = agent.PORT
+recv_all = agent.recv_all
+
+# DEBIAN_KERNEL=1 (make rootfs DEBIAN_KERNEL=1): the image booted on
+# Debian's own kernel and initrd, to check the image apart from ours.
+# That kernel has no pseudo mode: napd is masked and the guest stays awake.
+OWN_KERNEL = hosttests.DEBIAN_OWN_KERNEL
 
 
 def unusable():
@@ -26,13 +43,30 @@ def unusable():
     ok, why = netns.bridge_usable()
     if not ok:
         return "no bridged network: " + why
-    if hosttests.DEBIAN_OWN_KERNEL:
-        return "DEBIAN_KERNEL=1: Debian's kernel has no pseudo mode"
+    if OWN_KERNEL:
+        return None
     missing = hosttests.debian_kernel_missing()
     if missing:
         return "the kernel lacks %d options of configs/debian-guest.config" \
             " (%s)" % (len(missing), ", ".join(missing[:4]))
     return None
+
+
+def spaced(n, gap, fn, after=None):
+    """fn(i) n times, each after gap s of quiet; fn returns None when its
+    request was answered, else why not.  after(i), if given, runs right
+    after each request, untimed.  One dict per request: i, s (seconds fn
+    took), why, after (after's value)."""
+    rows = []
+    for i in range(n):
+        time.sleep(gap)
+        t0 = time.monotonic()
+        why = fn(i)
+        row = {"i": i, "s": time.monotonic() - t0, "why": why}
+        if after:
+            row["after"] = after(i)
+        rows.append(row)
+    return rows
 
 
 class DebianGuest:
@@ -43,16 +77,22 @@ class DebianGuest:
         self.timeout = timeout
         self.g = None
         self.boot_s = None
+        # Whether napd runs (False on Debian's own kernel).
+        self.napping = not OWN_KERNEL
 
     def start(self, boot_timeout=600):
         """Boot; returns None or why the guest is not up.  While it boots
         the host sends a GET to Apache every 5 s, so that a nap taken
         before the agent listens ends (only the NIC ends a nap)."""
         t0 = time.monotonic()
+        extra = ["--rootfs", self.rootfs, "--mem", "2G"]
+        if OWN_KERNEL:
+            extra += ["--kernel", self.rootfs + "-vmlinuz",
+                      "--initrd", self.rootfs + "-initrd.img",
+                      "--append", "systemd.mask=napd.service"]
         self.g = pslib.Guest(
             "exec python3 /mnt/add/debian-agent.py", nic="e1000e",
-            net="bridge", timeout=self.timeout,
-            extra=["--rootfs", self.rootfs, "--mem", "2G"])
+            net="bridge", timeout=self.timeout, extra=extra)
         shutil.copy(AGENT, self.g.share)
         end = t0 + boot_timeout
         while time.monotonic() < end:
@@ -76,17 +116,11 @@ class DebianGuest:
         with s:
             s.sendall(cmd.encode())
             s.shutdown(socket.SHUT_WR)
-            chunks = []
-            while True:
-                data = s.recv(65536)
-                if not data:
-                    break
-                chunks.append(data)
-        out = b"".join(chunks).decode(errors="replace")
-        m = re.search(r"\n@@rc=(\d+)\n$", out)
-        if not m:
+            out = recv_all(s).decode(errors="replace")
+        res = agent.split_status(out)
+        if res is None:
             raise OSError("agent: no status for %r: %r" % (cmd, out[-200:]))
-        return int(m.group(1)), out[:m.start()]
+        return res
 
     def out(self, cmd, timeout=120):
         """Output of cmd; an exit status other than 0 raises OSError."""
@@ -99,6 +133,18 @@ class DebianGuest:
     def stat(self, name):
         """/sys/power/pseudosleep/NAME as an int."""
         return int(self.out("cat /sys/power/pseudosleep/" + name))
+
+    def stats(self):
+        """Every /sys/power/pseudosleep/ value, name -> int, in one
+        connection."""
+        # -s and || true: arm is write-only.
+        out = self.out("cd /sys/power/pseudosleep && grep -rs . . || true")
+        res = {}
+        for line in out.splitlines():
+            k, _, v = line.partition(":")
+            if v.strip().lstrip("-").isdigit():
+                res[k.lstrip("./")] = int(v)
+        return res
 
     def netns_cmd(self, argv, timeout=60):
         """argv run on the host in the guest's namespace: (rc, output)."""
@@ -116,6 +162,41 @@ class DebianGuest:
             return pslib.http_get(80, path=path, timeout=timeout,
                                   host=netns.GUEST_IP)
 
+    def memcached(self, request, timeout=10.0):
+        """(answer or None, seconds) of one request (bytes, CRLF-ended
+        lines) to the guest's memcached on a new connection; the answer
+        is read to its END or STORED line."""
+        t0 = time.monotonic()
+        try:
+            with netns.inside(self.g.netns):
+                s = socket.create_connection((netns.GUEST_IP, 11211),
+                                             timeout=timeout)
+            with s:
+                s.sendall(request)
+                buf = b""
+                while not buf.endswith((b"END\r\n", b"STORED\r\n",
+                                        b"ERROR\r\n")):
+                    data = s.recv(65536)
+                    if not data:
+                        break
+                    buf += data
+        except OSError:
+            return None, time.monotonic() - t0
+        return buf, time.monotonic() - t0
+
+    def memcached_get(self, key, timeout=10.0):
+        """(value or None, seconds) of a get of key."""
+        ans, took = self.memcached(b"get %s\r\n" % key.encode(), timeout)
+        if not ans or not ans.startswith(b"VALUE "):
+            return None, took
+        return ans.split(b"\r\n", 2)[1], took
+
+    def memcached_set(self, key, value, timeout=10.0):
+        """True once memcached stored value (bytes) under key."""
+        ans, _ = self.memcached(b"set %s 0 0 %d\r\n%s\r\n" % (
+            key.encode(), len(value), value), timeout)
+        return ans == b"STORED\r\n"
+
     def console(self):
         return self.g.console() if self.g else ""
 
@@ -127,7 +208,7 @@ class DebianGuest:
             # napd first: the guest's power-off must not wait in a nap.
             try:
                 self.run("systemctl stop napd", timeout=60)
-                self.run("@@quit", timeout=30)
+                self.run(agent.QUIT, timeout=30)
             except OSError:
                 pass
         try:

@@ -511,6 +511,9 @@ def write(ctx, results, figs, failed):
     if "hotpath" in by:
         from . import hotpath
         md.append(hotpath.report_md(by["hotpath"], figs, _fig))
+    if "debian" in by:
+        from . import debian
+        md.append(debian.report_md(by["debian"]))
     # Missing and unsupported, in one place.
     miss = []
     if ctx.pollist is not None and not ctx.pollist[0]:

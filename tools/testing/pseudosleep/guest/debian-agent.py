@@ -10,27 +10,50 @@ command: the guest powers off).  Prints "AGENT READY" when it listens.
 Why TCP and not the 9p share that vm-run's commands poll: a napping guest
 runs nothing until its NIC wakes it, and a connection is what wakes it.
 napd's ports (80, 11211) do not include 7777, so an idle agent does not
-hold a nap back."""
+hold a nap back.
 
+debian_guest.py imports this file for the protocol (PORT, QUIT,
+recv_all(), split_status()), so both sides speak it from one place."""
+
+import re
 import socket
 import subprocess
 import sys
 
 PORT = 7777
+QUIT = "@@quit"
+STATUS = re.compile(r"\n@@rc=(\d+)\n$")
+
+
+def recv_all(sock):
+    """Everything sock receives until its peer shuts its side down."""
+    chunks = []
+    while True:
+        data = sock.recv(65536)
+        if not data:
+            break
+        chunks.append(data)
+    return b"".join(chunks)
+
+
+def status(rc):
+    return b"\n@@rc=%d\n" % rc
+
+
+def split_status(answer):
+    """(rc, output) of an answer, or None without its status line."""
+    m = STATUS.search(answer)
+    if not m:
+        return None
+    return int(m.group(1)), answer[:m.start()]
 
 
 def serve_one(conn):
     with conn:
         conn.settimeout(60)
-        chunks = []
-        while True:
-            data = conn.recv(65536)
-            if not data:
-                break
-            chunks.append(data)
-        cmd = b"".join(chunks).decode(errors="replace")
-        if cmd == "@@quit":
-            conn.sendall(b"\n@@rc=0\n")
+        cmd = recv_all(conn).decode(errors="replace")
+        if cmd == QUIT:
+            conn.sendall(status(0))
             return False
         try:
             p = subprocess.run(["sh", "-c", cmd], stdout=subprocess.PIPE,
@@ -39,7 +62,7 @@ def serve_one(conn):
             out, rc = p.stdout, p.returncode
         except subprocess.TimeoutExpired as e:
             out, rc = (e.stdout or b"") + b"\nagent: timeout\n", 124
-        conn.sendall(out + b"\n@@rc=%d\n" % rc)
+        conn.sendall(out + status(rc))
     return True
 
 

@@ -1,0 +1,378 @@
+# SPDX-License-Identifier: GPL-2.0
+"""8. The Debian 12 server guest awake against napping, in one boot.
+
+Boots make rootfs's image once, as tests/test_debian.py does
+(debian_guest.DebianGuest: napd from its package under its unit's
+defaults, the e1000e its wake device, root on NVMe), and alternates two
+modes in that boot, in reversed order on odd runs:
+
+  awake    `napctl pause`: napd holds naps off, the CPUs idle in HLT
+  napping  `napctl resume`: napd naps after its idle time
+
+Per mode and run: N Apache GETs (urllib) and N memcached gets (a raw
+`get`), from the namespace of the guest's bridge, each after GAP_S of
+quiet, so that in the napping mode each meets a nap.  After each
+request one connection to the agent reads /sys/power/pseudosleep/:
+whether a nap ended since the previous request (the request met it), and
+that nap's entry (sync + freeze + suspend devices + halt) and exit (CPU
+wake + resume devices + thaw), on the guest's clock.  Lost: no answer
+within 10 s.  Asleep: total_nap_ns over the wall time of the series.
+
+Writes DIR/debian/: debian.csv (a row per request), debian_summary.csv,
+debian_asleep.csv (a row per series), debian.png (matplotlib), README.md,
+whose section bench also puts in DIR/README.md between its markers, and
+debian.json, from which `bench --only debian --report-only` writes them
+again.  Nothing asserts on the timings.
+"""
+
+import json
+import os
+import time
+
+from . import common as C
+
+import debian_guest  # noqa: E402
+import hosttests  # noqa: E402
+
+MODES = ("awake", "napping")
+CLIENTS = ("apache", "memcached")
+GAP_S = 0.5
+KEY = "ps-bench-key"
+VALUE = b"pseudosleep bench value"
+ENTRY = ("entry_sync_ns", "entry_freeze_ns", "entry_suspend_devices_ns",
+         "entry_cpu_halt_ns")
+EXIT = ("exit_cpu_wake_ns", "exit_resume_devices_ns", "exit_thaw_ns")
+# results/README.md: the generated section stands between these lines.
+BEGIN = "<!-- bench --only debian: begin (generated; do not edit) -->"
+END = "<!-- bench --only debian: end -->"
+TITLE = "### The Debian 12 guest awake against napping (bench --only debian)"
+
+
+def ask(guest, client):
+    """One request: None when answered, else why not."""
+    if client == "apache":
+        body, _ = guest.http_get(timeout=10)
+        return None if body and b"pseudosleep debian guest" in body \
+            else "no answer"
+    value, _ = guest.memcached_get(KEY, timeout=10)
+    return None if value == VALUE else "no value"
+
+
+def series(guest, ctx, mode, client, run, n, prev):
+    """n spaced requests; returns their rows and the last stats read."""
+    last = {"stats": prev, "t": time.monotonic()}
+    t0, ns0 = last["t"], prev.get("total_nap_ns", 0)
+
+    def after(i):
+        st = guest.stats()
+        met = st.get("naps", 0) - last["stats"].get("naps", 0)
+        last["stats"], last["t"] = st, time.monotonic()
+        return st, met
+    rows = []
+    for r in debian_guest.spaced(n, GAP_S, lambda i: ask(guest, client),
+                                 after):
+        st, met = r["after"]
+        row = {"mode": mode, "client": client, "run": run, "i": r["i"],
+               "ms": None if r["why"] else 1e3 * r["s"],
+               "lost": 1 if r["why"] else 0, "naps_since_last": met}
+        if met:
+            row["entry_ms"] = sum(st.get(k, 0) for k in ENTRY) / 1e6
+            row["exit_ms"] = sum(st.get(k, 0) for k in EXIT) / 1e6
+            row["wake_latency_ms"] = st.get("wake_latency_ns", 0) / 1e6
+        rows.append(row)
+    span = last["t"] - t0
+    asleep = 100.0 * (last["stats"].get("total_nap_ns", 0) - ns0) / 1e9 \
+        / span if span > 0 else None
+    return rows, last["stats"], {"mode": mode, "client": client, "run": run,
+                                 "seconds": span, "asleep_pct": asleep}
+
+
+def summarize(rows, spans, runs):
+    """One summary row per (mode, client), and one for the napping
+    requests that met a nap."""
+    out = []
+    groups = []
+    for client in CLIENTS:
+        groups.append(("awake", client, lambda r: r["mode"] == "awake"))
+        groups.append(("napping", client, lambda r: r["mode"] == "napping"))
+        groups.append(("napping, met a nap", client,
+                       lambda r: r["mode"] == "napping" and
+                       r["naps_since_last"] > 0))
+    for label, client, sel in groups:
+        rs = [r for r in rows if r["client"] == client and sel(r)]
+        s = C.summary([r["ms"] for r in rs])
+        run_meds = [C.median([r["ms"] for r in rs if r["run"] == k])
+                    for k in range(runs)]
+        run_meds = [m for m in run_meds if m is not None]
+        mode = label.split(",")[0]
+        sp = [x["asleep_pct"] for x in spans if x["mode"] == mode and
+              x["client"] == client]
+        out.append({
+            "mode": label, "client": client, "requests": len(rs),
+            "lost": sum(r["lost"] for r in rs),
+            "met_nap": sum(1 for r in rs if r["naps_since_last"] > 0),
+            "ms_median": s["median"], "ms_p10": s["p10"], "ms_p90": s["p90"],
+            "run_median_min": min(run_meds) if run_meds else None,
+            "run_median_max": max(run_meds) if run_meds else None,
+            "asleep_pct": C.median(sp),
+            "entry_ms": C.median([r.get("entry_ms") for r in rs]),
+            "exit_ms": C.median([r.get("exit_ms") for r in rs]),
+            "wake_latency_ms": C.median([r.get("wake_latency_ms")
+                                         for r in rs])})
+    return out
+
+
+def plot(path, rows):
+    """Latency of each client by mode, and the naps' entry and exit."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        C.say("  no matplotlib (make deps): no plot")
+        return None
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4.2))
+    labels = ("awake", "napping,\nmet a nap")
+    for ax, client in zip(axes, CLIENTS):
+        data = [[r["ms"] for r in rows if r["client"] == client and
+                 r["ms"] is not None and r["mode"] == "awake"],
+                [r["ms"] for r in rows if r["client"] == client and
+                 r["ms"] is not None and r["mode"] == "napping" and
+                 r["naps_since_last"] > 0]]
+        if all(data):
+            ax.boxplot(data, labels=labels, showfliers=True)
+        ax.set_title("%s %s" % (client, "GET" if client == "apache"
+                                else "get"))
+        ax.set_ylabel("response time, ms (wall clock)")
+        ax.set_yscale("log")
+    met = [r for r in rows if r["mode"] == "napping" and
+           r.get("entry_ms") is not None]
+    if met:
+        axes[2].boxplot([[r["entry_ms"] for r in met],
+                         [r["exit_ms"] for r in met]],
+                        labels=("entry", "exit"))
+    axes[2].set_title("nap entry and exit")
+    axes[2].set_ylabel("ms (/sys/power/pseudosleep)")
+    fig.suptitle("Debian 12 guest, one boot, QEMU TCG: awake against "
+                 "napping (napd)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+def _row(summary, label, client):
+    for s in summary:
+        if s["mode"] == label and s["client"] == client:
+            return s
+    return {}
+
+
+def section_md(res):
+    """The Markdown section of a run (README.md and REPORT.md)."""
+    if res.get("skipped"):
+        return "%s\n\nSkipped: %s.\n" % (TITLE, res["skipped"])
+    sm, c = res["summary"], res["cond"]
+
+    def lat(label, client):
+        s = _row(sm, label, client)
+        if not s.get("requests"):
+            return "-"
+        return "%s ms [%s..%s], runs %s..%s (%d)" % (
+            C.fmt(s["ms_median"]), C.fmt(s["ms_p10"]), C.fmt(s["ms_p90"]),
+            C.fmt(s["run_median_min"]), C.fmt(s["run_median_max"]),
+            s["requests"])
+    rows = []
+    for client, what in (("apache", "Apache GET"),
+                         ("memcached", "memcached get")):
+        aw = _row(sm, "awake", client)
+        met = _row(sm, "napping, met a nap", client)
+        over = "-"
+        if aw.get("ms_median") and met.get("ms_median"):
+            over = "%+.0f %%" % (100.0 * (met["ms_median"] /
+                                          aw["ms_median"] - 1))
+        rows.append([what, lat("awake", client),
+                     lat("napping, met a nap", client), over])
+    nap = [s for s in sm if s["mode"] == "napping"]
+    aw = [s for s in sm if s["mode"] == "awake"]
+    rows.append(["requests lost (no answer in 10 s)", " / ".join(
+        "%s %d/%d" % (s["client"], s["lost"], s["requests"]) for s in aw),
+        " / ".join("%s %d/%d" % (s["client"], s["lost"], s["requests"])
+                   for s in nap), ""])
+    rows.append(["share of time asleep, median of runs", " / ".join(
+        "%s %s %%" % (s["client"], C.fmt(s["asleep_pct"])) for s in aw),
+        " / ".join("%s %s %%" % (s["client"], C.fmt(s["asleep_pct"]))
+                   for s in nap), ""])
+    rows.append(["requests that met a nap", " / ".join(
+        "%s %d/%d" % (s["client"], s["met_nap"], s["requests"])
+        for s in aw), " / ".join("%s %d/%d" % (
+            s["client"], s["met_nap"], s["requests"]) for s in nap), ""])
+    ent = C.median([r.get("entry_ms") for r in res["rows"]])
+    ext = C.median([r.get("exit_ms") for r in res["rows"]])
+    nmet = sum(1 for r in res["rows"] if r.get("entry_ms") is not None)
+    rows.append(["nap entry / exit, medians of the %d naps met" % nmet,
+                 "-", "%s / %s ms" % (C.fmt(ent, 2), C.fmt(ext, 2)), ""])
+    text = [
+        TITLE + "\n",
+        "Generated by `bench --only debian` (`make bench ONLY=debian`) "
+        "on %s at commit %s%s: one boot of the Debian 12 guest (make "
+        "rootfs: systemd, Apache, memcached, napd from its package, root "
+        "on NVMe, e1000e) on kernel %s (%s), QEMU %s on %s host CPUs "
+        "(load %s at the start); BUILD_DIR %s." % (
+            c.get("date", "?"), c.get("commit", "?"),
+            " (uncommitted changes)" if c.get("dirty") else "",
+            res.get("uname", "?"), c.get("kernel_kind", "?").rstrip("."),
+            res.get("accel", "?"), c.get("nproc", "?"),
+            c.get("loadavg_start", "?"), c.get("build_dir", "?")),
+        "",
+        "Compared in the same boot: **awake** (`napctl pause`, HLT idle) "
+        "against **napping** (`napctl resume`, napd's defaults), %d run(s) "
+        "in alternating order, each %d Apache GETs (urllib) and %d "
+        "memcached gets (one `get` on a new connection) per mode, %.1f s "
+        "of quiet before each.  Response times on the host's wall clock: "
+        "median [p10..p90] over all requests, then the range of the runs' "
+        "medians (and the number of requests).  The share of time asleep "
+        "is total_nap_ns over a series' wall time, which includes each "
+        "request and the statistics read after it.  Entry and "
+        "exit come from `/sys/power/pseudosleep/` (entry: sync + freeze "
+        "+ suspend devices + halt; exit: CPU wake + resume devices + "
+        "thaw).  Under TCG every instruction is emulated: compare the "
+        "columns, not with hardware.  Booted in %.0f s.  Files: "
+        "[debian.csv](debian/debian.csv) (every request), "
+        "[debian_summary.csv](debian/debian_summary.csv), "
+        "[debian.png](debian/debian.png)." % (
+            res["runs"], res["requests"], res["requests"], GAP_S,
+            res.get("boot_s") or 0),
+        "",
+        C.md_table(["", "awake", "napping: requests that met a nap",
+                    "met a nap over awake"], rows).rstrip("\n")]
+    if res.get("notes"):
+        text += [""] + ["- " + n for n in res["notes"]]
+    return "\n".join(text) + "\n"
+
+
+def update_readme(path, section):
+    """Put section between BEGIN and END in path (before its
+    "## Reliability" the first time)."""
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return False
+    block = "%s\n%s\n%s\n" % (BEGIN, section.rstrip("\n"), END)
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        text = head + block + "\n" + rest.split(END, 1)[1].lstrip("\n")
+    elif "\n## Reliability" in text:
+        head, rest = text.split("\n## Reliability", 1)
+        text = head + "\n" + block + "\n## Reliability" + rest
+    else:
+        text = text.rstrip("\n") + "\n\n" + block
+    with open(path, "w") as f:
+        f.write(text)
+    return True
+
+
+def run(ctx):
+    why = debian_guest.unusable() or \
+        ("DEBIAN_KERNEL=1: Debian's kernel has no pseudo mode"
+         if debian_guest.OWN_KERNEL else None)
+    if not why and ctx.quick and "debian" not in getattr(ctx, "only", ()):
+        # CI's smoke run (make bench QUICK=1) stays as long as it was.
+        why = "not in the quick subset unless named (--only debian)"
+    rootfs = None
+    if not why:
+        rootfs, why = hosttests.debian_rootfs()
+    if why:
+        C.say("== 8. Debian guest: skipped, %s" % why)
+        return {"name": "debian", "skipped": why}
+    n = ctx.requests or (8 if ctx.quick else 25)
+    modes = ctx.modes(MODES)
+    C.say("== 8. Debian guest: %s, one boot, %d run(s) of %d Apache GETs "
+          "and %d memcached gets per mode, %.1f s apart" % (
+              " against ".join(modes), ctx.runs, n, n, GAP_S))
+    g = debian_guest.DebianGuest(rootfs)
+    rows, spans, notes = [], [], []
+    res = {"name": "debian", "runs": ctx.runs, "requests": n,
+           "cond": ctx.cond}
+    try:
+        why = g.start()
+        if why:
+            C.broken("debian: the guest did not come up: " + why)
+            res["skipped"] = "the guest did not come up"
+            return res
+        res["boot_s"] = g.boot_s
+        res["uname"] = g.out("uname -r").strip()
+        res["accel"] = "kvm" if "kvm" in g.out(
+            "systemd-detect-virt || true") else "tcg"
+        C.say("  booted in %.0f s: %s" % (g.boot_s, res["uname"]))
+        if not g.memcached_set(KEY, VALUE):
+            raise RuntimeError("memcached did not store the bench's value")
+        stats = g.stats()
+        for run in range(ctx.runs):
+            for mode in ctx.order(modes, run):
+                g.out("napctl %s" % ("pause" if mode == "awake"
+                                     else "resume"))
+                time.sleep(1.0)
+                stats = g.stats()
+                for client in ctx.order(CLIENTS, run):
+                    rs, stats, span = series(g, ctx, mode, client, run, n,
+                                             stats)
+                    rows += rs
+                    spans.append(span)
+                    ok = [r["ms"] for r in rs if r["ms"] is not None]
+                    C.say("  run %d %-7s %-9s median %s ms, %d/%d lost, "
+                          "%d met a nap, asleep %s %%" % (
+                              run, mode, client, C.fmt(C.median(ok)),
+                              sum(r["lost"] for r in rs), len(rs),
+                              sum(1 for r in rs if r["naps_since_last"]),
+                              C.fmt(span["asleep_pct"])))
+        g.out("napctl resume")
+        aborted = g.stat("aborted_naps")
+        notes.append("%d naps in the boot, %d aborted; napd %s at the "
+                     "end." % (g.stat("naps"), aborted, g.out(
+                         "systemctl is-active napd || true").strip()))
+    finally:
+        g.stop()
+        g.cleanup()
+    res.update({"rows": rows, "spans": spans, "notes": notes})
+    out = ctx.path("debian")
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "debian.json"), "w") as f:
+        json.dump(res, f, indent=1, default=str)
+    return write_outputs(ctx, res)
+
+
+def report_only(ctx):
+    """Write DIR/debian/'s files and the README section again from
+    DIR/debian/debian.json (a format change needs no new run)."""
+    with open(ctx.path(os.path.join("debian", "debian.json"))) as f:
+        res = json.load(f)
+    return write_outputs(ctx, res)
+
+
+def write_outputs(ctx, res):
+    """CSVs, plot, README.md and DIR/README.md's section of a run."""
+    if res.get("skipped"):
+        return res
+    out = ctx.path("debian")
+    rows, spans = res["rows"], res["spans"]
+    summary = summarize(rows, spans, res["runs"])
+    res["summary"] = summary
+    C.write_csv(os.path.join(out, "debian.csv"), rows, [
+        "mode", "client", "run", "i", "ms", "lost", "naps_since_last",
+        "entry_ms", "exit_ms", "wake_latency_ms"])
+    C.write_csv(os.path.join(out, "debian_summary.csv"), summary)
+    C.write_csv(os.path.join(out, "debian_asleep.csv"), spans)
+    plot(os.path.join(out, "debian.png"), rows)
+    section = section_md(res)
+    with open(os.path.join(out, "README.md"), "w") as f:
+        f.write(section.replace("](debian/", "]("))
+    if update_readme(ctx.path("README.md"), section):
+        C.say("  section written to %s" % ctx.path("README.md"))
+    C.say(section)
+    return res
+
+
+def report_md(res):
+    return section_md(res)

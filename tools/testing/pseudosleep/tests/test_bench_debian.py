@@ -1,0 +1,107 @@
+# SPDX-License-Identifier: GPL-2.0
+"""bench --only debian's report without a guest (benchlib/debian.py), and
+the agent's protocol that debian_guest.py shares with it: synthetic rows
+in, the section and results/README.md's generated block out."""
+
+import json
+import os
+import socket
+
+import debian_guest
+from benchlib import debian
+
+ORDER = 0
+
+
+def rows():
+    out = []
+    for run in range(2):
+        for client in debian.CLIENTS:
+            for i in range(4):
+                out.append({"mode": "awake", "client": client, "run": run,
+                            "i": i, "ms": 10.0 + i, "lost": 0,
+                            "naps_since_last": 0})
+                met = 1 if i else 0
+                r = {"mode": "napping", "client": client, "run": run,
+                     "i": i, "ms": 20.0 + i, "lost": 0,
+                     "naps_since_last": met}
+                if met:
+                    r.update(entry_ms=3.0, exit_ms=1.0, wake_latency_ms=0.5)
+                out.append(r)
+    return out
+
+
+def test_bench_debian_summary_and_section():
+    """Medians by mode and client, naps met counted, the section's
+    comparison row says +N % of the met-a-nap median over awake."""
+    rs = rows()
+    spans = [{"mode": m, "client": c, "run": 0, "seconds": 10.0,
+              "asleep_pct": 0.0 if m == "awake" else 80.0}
+             for m in debian.MODES for c in debian.CLIENTS]
+    sm = debian.summarize(rs, spans, 2)
+    aw = debian._row(sm, "awake", "apache")
+    met = debian._row(sm, "napping, met a nap", "apache")
+    assert (aw["requests"], aw["met_nap"], aw["ms_median"]) == (8, 0, 11.5)
+    assert (met["requests"], met["ms_median"]) == (6, 22.0)
+    assert met["entry_ms"] == 3.0 and met["asleep_pct"] == 80.0
+    text = debian.section_md({"summary": sm, "rows": rs, "runs": 2,
+                              "requests": 4, "cond": {}, "boot_s": 1.0})
+    assert "| Apache GET | 11.5 ms" in text
+    assert "| +91 % |" in text
+    assert "3.00 / 1.00 ms" in text
+    assert "| apache 0/8 / memcached 0/8 | apache 0/8 / memcached 0/8 |" \
+        in text
+
+
+class Ctx:
+    def __init__(self, out):
+        self.out = out
+
+    def path(self, name):
+        return os.path.join(self.out, name)
+
+
+def test_bench_debian_report_only(tmp_path):
+    """--report-only writes the CSVs, the plot (with matplotlib) and the
+    sections again from debian.json alone."""
+    (tmp_path / "debian").mkdir()
+    (tmp_path / "README.md").write_text("# r\n")
+    spans = [{"mode": m, "client": c, "run": 0, "seconds": 10.0,
+              "asleep_pct": 50.0} for m in debian.MODES
+             for c in debian.CLIENTS]
+    (tmp_path / "debian" / "debian.json").write_text(json.dumps({
+        "name": "debian", "rows": rows(), "spans": spans, "runs": 2,
+        "requests": 4, "cond": {"commit": "abc1234"}, "notes": ["n"]}))
+    debian.report_only(Ctx(str(tmp_path)))
+    for f in ("debian.csv", "debian_summary.csv", "debian_asleep.csv",
+              "README.md"):
+        assert (tmp_path / "debian" / f).exists(), f
+    assert "at commit abc1234" in (tmp_path / "README.md").read_text()
+
+
+def test_bench_debian_readme_block(tmp_path):
+    """The generated section replaces the one between the markers, and
+    goes before "## Reliability" the first time."""
+    p = tmp_path / "README.md"
+    p.write_text("# r\n\n## Results\n\nold\n\n## Reliability\n\nx\n")
+    assert debian.update_readme(str(p), "## 8. one\n")
+    assert debian.update_readme(str(p), "## 8. two\n")
+    text = p.read_text()
+    assert debian.update_readme(str(p), "## 8. two\n")
+    assert p.read_text() == text
+    assert debian.END + "\n\n## Reliability" in text
+    assert text.count(debian.BEGIN) == 1 and "one" not in text
+    assert text.index("## 8. two") < text.index("## Reliability")
+    assert "old\n" in text and text.endswith("x\n")
+
+
+def test_debian_agent_protocol():
+    """recv_all reads to the peer's shutdown; split_status takes the
+    agent's status line off an answer."""
+    a, b = socket.socketpair()
+    with a, b:
+        a.sendall(b"out\n" + debian_guest.agent.status(3))
+        a.shutdown(socket.SHUT_WR)
+        got = debian_guest.recv_all(b).decode()
+    assert debian_guest.agent.split_status(got) == (3, "out\n")
+    assert debian_guest.agent.split_status("no status") is None

@@ -356,7 +356,9 @@ static void check_nic(struct pf *p, const char *nic, bool wake,
 	    !realpath(dev, real))
 		return;
 	link_name(real, "driver", drv, sizeof(drv));
-	read_attr(dev, "../carrier", carrier, sizeof(carrier));
+	if (path_fmt(path, sizeof(path), "%s/class/net/%s", root, nic))
+		return;
+	read_attr(path, "carrier", carrier, sizeof(carrier));
 	if (of && strcmp(of, nic))
 		snprintf(via, sizeof(via), " under wake-dev %s", of);
 	n = irqs_resolve(root, p->o->proc_root, nic, irqs, NAPD_MAX_IRQS,
@@ -654,9 +656,10 @@ static void check_hw_watchdogs(struct pf *p)
 			say(p, PF_WARN, "watchdog: %s (%s), state %s, timeout unknown: its feeder is frozen in a nap; check that naps (max-nap) end well within its timeout",
 			    de->d_name, id, state[0] ? state : "unknown");
 		} else if (!max_ms || t * 1000 <= max_ms) {
-			say(p, PF_FAIL, "watchdog: %s (%s), state %s, timeout %llu s: a nap %s its timeout while its feeder is frozen: the machine resets",
+			say(p, PF_FAIL, "watchdog: %s (%s), state %s, timeout %llu s: %s, while its feeder is frozen: the machine would reset",
 			    de->d_name, id, state[0] ? state : "unknown", t,
-			    max_ms ? "of max-nap can outlast" : "has no bound (max-nap 0) and can outlast");
+			    max_ms ? "a nap can last max-nap, as long or longer" :
+			    "naps have no bound (max-nap 0) and can outlast it");
 		} else {
 			say(p, PF_OK, "watchdog: %s (%s), state %s, timeout %llu s: naps end after max-nap %.1f s, before it",
 			    de->d_name, id, state[0] ? state : "unknown", t,
@@ -696,14 +699,25 @@ static void check_unit_watchdogs(struct pf *p)
 		"/usr/lib/systemd/system", "/lib/systemd/system",
 	};
 	unsigned long long max_ms = p->o->max_nap_ms;
-	char seen[256][64], file[PATH_MAX], val[64];
+	const char *sys = p->o->sysfs_root;
+	char seen[256][64], file[PATH_MAX], dir[PATH_MAX], val[64];
 	int nr_seen = 0, with = 0, bad = 0, dirs_found = 0, j;
+	size_t root_len = strlen(sys);
 	unsigned int i;
 
+	/* The root whose /sys is sysfs-root: "" for /sys, DIR for DIR/sys. */
+	if (root_len >= 4 && !strcmp(sys + root_len - 4, "/sys"))
+		root_len -= 4;
+	else
+		root_len = 0;
 	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		struct dirent *de;
-		DIR *d = opendir(dirs[i]);
+		DIR *d;
 
+		if (path_fmt(dir, sizeof(dir), "%.*s%s", (int)root_len, sys,
+			     dirs[i]))
+			continue;
+		d = opendir(dir);
 		if (!d)
 			continue;
 		dirs_found++;
@@ -721,7 +735,7 @@ static void check_unit_watchdogs(struct pf *p)
 				continue;
 			if (nr_seen < 256)
 				strcpy(seen[nr_seen++], de->d_name);
-			if (path_fmt(file, sizeof(file), "%s/%s", dirs[i],
+			if (path_fmt(file, sizeof(file), "%s/%s", dir,
 				     de->d_name))
 				continue;
 			unit_watchdog(file, val, sizeof(val));
@@ -737,9 +751,9 @@ static void check_unit_watchdogs(struct pf *p)
 			with++;
 			if (!max_ms || ms <= max_ms) {
 				bad++;
-				say(p, PF_FAIL, "watchdog: %s: WatchdogSec=%s: the service is frozen in a nap and cannot ping systemd; a nap %s kills it",
-				    file, val, max_ms ? "of max-nap" :
-				    "with no bound (max-nap 0)");
+				say(p, PF_FAIL, "watchdog: %s: WatchdogSec=%s, %s: the service is frozen in a nap, cannot ping systemd and would be killed",
+				    file, val, max_ms ? "no longer than max-nap" :
+				    "and naps have no bound (max-nap 0)");
 			}
 		}
 		closedir(d);

@@ -27,6 +27,7 @@
 #include "sysfs.h"
 
 #define MAX_NETDEVS	64
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 struct pf {
 	FILE *out;
@@ -44,9 +45,6 @@ static const char *const verdict_names[PF_NR] = {
 	[PF_FAIL] = "fail",
 	[PF_NA] = "n/a",
 };
-
-static void say(struct pf *p, enum preflight_verdict v, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
 
 static void say(struct pf *p, enum preflight_verdict v, const char *fmt, ...)
 {
@@ -143,11 +141,11 @@ int preflight_timespan_ms(const char *s, unsigned long long *ms)
 		for (len = 0; isalpha((unsigned char)s[len]); len++)
 			;
 		if (len) {
-			for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			for (i = 0; i < ARRAY_SIZE(units); i++)
 				if (strlen(units[i].unit) == len &&
 				    !strncmp(s, units[i].unit, len))
 					break;
-			if (i == sizeof(units) / sizeof(units[0]))
+			if (i == ARRAY_SIZE(units))
 				return -1;
 			mul = units[i].us;
 			s += len;
@@ -228,10 +226,12 @@ static void check_kernel(struct pf *p)
 		return;
 	ret = sysfs_read(path, list, sizeof(list));
 	if (ret < 0) {
-		say(p, PF_FAIL, "kernel: pseudo-sleep not supported: cannot read %s (%s): no suspend support in this kernel",
+		say(p, PF_FAIL,
+		    "kernel: pseudo-sleep not supported: cannot read %s (%s): no suspend support in this kernel",
 		    path, strerror(-ret));
 	} else if (!mem_sleep_offers(list, "pseudo")) {
-		say(p, PF_FAIL, "kernel: pseudo-sleep not supported: %s offers '%s', no pseudo (boot a pseudo-sleep kernel)",
+		say(p, PF_FAIL,
+		    "kernel: pseudo-sleep not supported: %s offers '%s', no pseudo (boot a pseudo-sleep kernel)",
 		    path, list);
 	} else {
 		p->pseudo = true;
@@ -250,7 +250,8 @@ static void check_kernel(struct pf *p)
 		    path, ret < 0 ? "cannot be read" : "does not offer mem");
 
 	if (!p->pseudo) {
-		say(p, PF_NA, "kernel: wake_irq, pseudosleep/arm, power/nosleep: not checked without pseudo-sleep");
+		say(p, PF_NA,
+		    "kernel: wake_irq, pseudosleep/arm, power/nosleep: not checked without pseudo-sleep");
 		return;
 	}
 	if (path_fmt(path, sizeof(path), "%s/power/wake_irq", root))
@@ -266,7 +267,8 @@ static void check_kernel(struct pf *p)
 		say(p, PF_OK, "kernel: %s: the wakeup_count handshake's arm step",
 		    path);
 	else
-		say(p, PF_WARN, "kernel: no %s: an older pseudo-sleep kernel; a request just before a nap may wait for the next wake",
+		say(p, PF_WARN,
+		    "kernel: no %s: an older pseudo-sleep kernel; a request just before a nap may wait for the next wake",
 		    path);
 	if (path_fmt(path, sizeof(path),
 		     "%s/module/pseudosleep/parameters/wake_on", root))
@@ -335,10 +337,12 @@ static void check_armed_irq(struct pf *p, const char *nic, unsigned int irq)
 	if (rate < 0)
 		return;
 	if (strchr(names, ','))
-		say(p, PF_WARN, "nic %s: armed IRQ %u is shared (%s): the other devices' interrupts end naps too",
+		say(p, PF_WARN,
+		    "nic %s: armed IRQ %u is shared (%s): the other devices' interrupts end naps too",
 		    nic, irq, names);
 	if (rate > PREFLIGHT_BUSY_ARMED)
-		say(p, PF_WARN, "nic %s: armed IRQ %u (%s) fired %.0f times/s over %.1f s: each ends a nap; naps pay off only with quiet gaps",
+		say(p, PF_WARN,
+		    "nic %s: armed IRQ %u (%s) fired %.0f times/s over %.1f s: each ends a nap; naps pay off only with quiet gaps",
 		    nic, irq, names, rate, p->sample_s);
 }
 
@@ -377,13 +381,15 @@ static void check_nic(struct pf *p, const char *nic, bool wake,
 		    nic, via, short_dev(real), drv[0] ? drv : "none",
 		    src.all, armed, src.armed);
 	else
-		say(p, PF_OK, "nic %s: %s, driver %s, vectors %s; not a wake device: none armed%s%s",
+		say(p, PF_OK,
+		    "nic %s: %s, driver %s, vectors %s; not a wake device: none armed%s%s",
 		    nic, short_dev(real), drv[0] ? drv : "none", src.all,
 		    any_wake ? "" : " (with --wake-dev ", any_wake ? "" : nic);
 	if (!wake)
 		return;
 	if (!strcmp(carrier, "0"))
-		say(p, PF_WARN, "nic %s: no carrier (link down): napd does not nap while a wake NIC's driver holds no IRQ",
+		say(p, PF_WARN,
+		    "nic %s: no carrier (link down): no request can reach it now",
 		    nic);
 	if (!drv[0])
 		say(p, PF_FAIL, "nic %s: no driver bound to %s", nic,
@@ -410,12 +416,14 @@ static void check_nics(struct pf *p, struct napd_opts *wo,
 	int i;
 
 	if (!nr) {
-		say(p, PF_FAIL, "nic: no network device with a device of its own under %s/class/net: nothing could wake a nap",
+		say(p, PF_FAIL,
+		    "nic: no network device with a device of its own under %s/class/net: nothing could wake a nap",
 		    p->o->sysfs_root);
 		return;
 	}
 	if (!configured) {
-		say(p, PF_NA, "nic: no wake-dev configured (--wake-dev or %s): every NIC is checked as a wake device",
+		say(p, PF_NA,
+		    "nic: no wake-dev configured (--wake-dev or %s): every NIC is checked as a wake device",
 		    p->o->config ? p->o->config : NAPD_CONFIG_DEFAULT);
 		for (i = 0; i < nr && i < NAPD_MAX_WAKE_DEVS; i++)
 			wo->wake_devs[wo->nr_wake_devs++] = nics[i];
@@ -452,7 +460,7 @@ static void check_kept(struct pf *p, const struct devtree *t, int i)
 	read_attr(d->path, "power/control", control, sizeof(control));
 	read_attr(d->path, "power/runtime_status", status, sizeof(status));
 	if (d->pci_class && !path_fmt(link, sizeof(link), "%s/link", d->path)) {
-		for (k = 0; k < sizeof(states) / sizeof(states[0]); k++) {
+		for (k = 0; k < ARRAY_SIZE(states); k++) {
 			size_t len = strlen(aspm);
 
 			if (!read_attr(link, states[k], val, sizeof(val))[0])
@@ -469,10 +477,10 @@ static void check_kept(struct pf *p, const struct devtree *t, int i)
 		  d->why != WHY_ABOVE;
 	if (on_rule && !strcmp(control, "on")) {
 		v = PF_WARN;
-		note = "; runtime PM is off (power/control on): it stays at full power through every nap";
+		note = "; runtime PM off (power/control on): full power in every nap";
 	} else if (on_rule && have_link && !any_on) {
 		v = PF_WARN;
-		note = "; ASPM is off on its link: the link stays in L0 through every nap";
+		note = "; ASPM off on its link: the link stays in L0 in every nap";
 	}
 	say(p, v, "device keep    %s (%s): runtime PM %s, %s; ASPM %s%s",
 	    short_dev(d->path), why, control[0] ? control : "-",
@@ -506,7 +514,8 @@ static void check_devices(struct pf *p, const struct napd_opts *wo)
 		    dev_why_str(&t, i, why, sizeof(why)));
 	}
 	if (p->pseudo && !p->nosleep)
-		say(p, PF_FAIL, "devices: this kernel has no power/nosleep: a nap would suspend every device, the NIC too");
+		say(p, PF_FAIL,
+		    "devices: this kernel has no power/nosleep: a nap would suspend every device, the NIC too");
 	else
 		say(p, p->pseudo ? PF_OK : PF_NA,
 		    "devices: a nap would keep %d and suspend %d of the %d listed (device policy %s; napd --list-devices)%s",
@@ -522,7 +531,8 @@ static void check_devices(struct pf *p, const struct napd_opts *wo)
 		say(p, PF_NA, "aspm: no %s (no PCIe ASPM support in this kernel)",
 		    path);
 	else if (strstr(val, "[performance]"))
-		say(p, PF_WARN, "aspm: policy '%s': ASPM is off on every link, kept devices' links stay in L0",
+		say(p, PF_WARN,
+		    "aspm: policy '%s': ASPM is off on every link, kept devices' links stay in L0",
 		    val);
 	else
 		say(p, PF_OK, "aspm: policy '%s'", val);
@@ -569,7 +579,8 @@ static void check_idle(struct pf *p)
 		deep_lat = l;
 	}
 	if (!drv[0] || !strcmp(drv, "none") || !i)
-		say(p, PF_OK, "idle: no cpuidle driver: idle CPUs and napping CPUs both halt (the default idle routine)");
+		say(p, PF_OK,
+		    "idle: no cpuidle driver: idle CPUs and napping CPUs both halt (the default idle routine)");
 	else
 		say(p, PF_OK, "idle: cpuidle driver %s: %s", drv, list);
 
@@ -581,16 +592,19 @@ static void check_idle(struct pf *p)
 		return;
 	}
 	if (!strcmp(deep, "Y") || !strcmp(deep, "1")) {
-		say(p, PF_OK, "idle: pseudosleep.deep_idle=%s: napping CPUs idle through %s, down to %s",
+		say(p, PF_OK,
+		    "idle: pseudosleep.deep_idle=%s: napping CPUs idle through %s, down to %s",
 		    deep, drv[0] ? drv : "the cpuidle governor",
 		    deepest[0] ? deepest : "its deepest state");
 		return;
 	}
 	if (deepest[0] && deep_lat > first_lat)
-		say(p, PF_WARN, "idle: pseudosleep.deep_idle=%s: napping CPUs halt, but idle ones reach %s (%llu us): a nap may draw more than idling awake; pseudosleep.deep_idle=1 lets naps use it",
+		say(p, PF_WARN,
+		    "idle: pseudosleep.deep_idle=%s: napping CPUs halt, but idle ones reach %s (%llu us): a nap may draw more than idling awake; pseudosleep.deep_idle=1 lets naps use it",
 		    deep, deepest, deep_lat);
 	else
-		say(p, PF_OK, "idle: pseudosleep.deep_idle=%s: napping CPUs halt, as deep as %s goes",
+		say(p, PF_OK,
+		    "idle: pseudosleep.deep_idle=%s: napping CPUs halt, as deep as %s goes",
 		    deep, deepest[0] ? deepest : "idle");
 }
 
@@ -616,7 +630,8 @@ static void check_busy(struct pf *p)
 		if (rate <= PREFLIGHT_BUSY_IRQ)
 			continue;
 		busy++;
-		say(p, PF_WARN, "interrupts: IRQ %u (%s) fired %.0f times/s over %.1f s: while its device is kept awake each one wakes the CPUs in a nap",
+		say(p, PF_WARN,
+		    "interrupts: IRQ %u (%s) fired %.0f times/s over %.1f s: while its device is kept awake each one wakes the CPUs in a nap",
 		    irq, names, rate, p->sample_s);
 	}
 	if (!busy)
@@ -653,15 +668,18 @@ static void check_hw_watchdogs(struct pf *p)
 			say(p, PF_OK, "watchdog: %s (%s) is not running",
 			    de->d_name, id);
 		} else if (!tmo[0]) {
-			say(p, PF_WARN, "watchdog: %s (%s), state %s, timeout unknown: its feeder is frozen in a nap; check that naps (max-nap) end well within its timeout",
+			say(p, PF_WARN,
+			    "watchdog: %s (%s), state %s, timeout unknown: its feeder is frozen in a nap; check that naps (max-nap) end well within its timeout",
 			    de->d_name, id, state[0] ? state : "unknown");
 		} else if (!max_ms || t * 1000 <= max_ms) {
-			say(p, PF_FAIL, "watchdog: %s (%s), state %s, timeout %llu s: %s, while its feeder is frozen: the machine would reset",
+			say(p, PF_FAIL,
+			    "watchdog: %s (%s), state %s, timeout %llu s: %s, while its feeder is frozen: the machine would reset",
 			    de->d_name, id, state[0] ? state : "unknown", t,
 			    max_ms ? "a nap can last max-nap, as long or longer" :
 			    "naps have no bound (max-nap 0) and can outlast it");
 		} else {
-			say(p, PF_OK, "watchdog: %s (%s), state %s, timeout %llu s: naps end after max-nap %.1f s, before it",
+			say(p, PF_OK,
+			    "watchdog: %s (%s), state %s, timeout %llu s: naps end after max-nap %.1f s, before it",
 			    de->d_name, id, state[0] ? state : "unknown", t,
 			    max_ms / 1000.0);
 		}
@@ -710,7 +728,7 @@ static void check_unit_watchdogs(struct pf *p)
 		root_len -= 4;
 	else
 		root_len = 0;
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
 		struct dirent *de;
 		DIR *d;
 
@@ -734,7 +752,7 @@ static void check_unit_watchdogs(struct pf *p)
 			if (j < nr_seen)
 				continue;
 			if (nr_seen < 256)
-				strcpy(seen[nr_seen++], de->d_name);
+				memcpy(seen[nr_seen++], de->d_name, len + 1);
 			if (path_fmt(file, sizeof(file), "%s/%s", dir,
 				     de->d_name))
 				continue;
@@ -742,7 +760,8 @@ static void check_unit_watchdogs(struct pf *p)
 			if (!val[0])
 				continue;
 			if (preflight_timespan_ms(val, &ms)) {
-				say(p, PF_WARN, "watchdog: %s: WatchdogSec=%s does not parse; check it against max-nap by hand",
+				say(p, PF_WARN,
+				    "watchdog: %s: WatchdogSec=%s does not parse; check it against max-nap by hand",
 				    file, val);
 				continue;
 			}
@@ -751,7 +770,8 @@ static void check_unit_watchdogs(struct pf *p)
 			with++;
 			if (!max_ms || ms <= max_ms) {
 				bad++;
-				say(p, PF_FAIL, "watchdog: %s: WatchdogSec=%s, %s: the service is frozen in a nap, cannot ping systemd and would be killed",
+				say(p, PF_FAIL,
+				    "watchdog: %s: WatchdogSec=%s, %s: the service is frozen in a nap, cannot ping systemd and would be killed",
 				    file, val, max_ms ? "no longer than max-nap" :
 				    "and naps have no bound (max-nap 0)");
 			}
@@ -759,9 +779,11 @@ static void check_unit_watchdogs(struct pf *p)
 		closedir(d);
 	}
 	if (!dirs_found)
-		say(p, PF_NA, "watchdog: no systemd unit directories: no service watchdog to check");
+		say(p, PF_NA,
+		    "watchdog: no systemd unit directories: no service watchdog to check");
 	else if (!bad)
-		say(p, PF_OK, "watchdog: %d service%s with WatchdogSec=, each longer than a nap (max-nap %.1f s)",
+		say(p, PF_OK,
+		    "watchdog: %d service%s with WatchdogSec=, each longer than a nap (max-nap %.1f s)",
 		    with, with == 1 ? "" : "s", max_ms / 1000.0);
 }
 

@@ -347,7 +347,7 @@ static void check_armed_irq(struct pf *p, const char *nic, unsigned int irq)
 }
 
 static void check_nic(struct pf *p, const char *nic, bool wake,
-		      const char *of, bool any_wake)
+		      const char *of)
 {
 	const char *root = p->o->sysfs_root;
 	unsigned int irqs[NAPD_MAX_IRQS];
@@ -382,9 +382,8 @@ static void check_nic(struct pf *p, const char *nic, bool wake,
 		    src.all, armed, src.armed);
 	else
 		say(p, PF_OK,
-		    "nic %s: %s, driver %s, vectors %s; not a wake device: none armed%s%s",
-		    nic, short_dev(real), drv[0] ? drv : "none", src.all,
-		    any_wake ? "" : " (with --wake-dev ", any_wake ? "" : nic);
+		    "nic %s: %s, driver %s, vectors %s; not a wake device: none armed",
+		    nic, short_dev(real), drv[0] ? drv : "none", src.all);
 	if (!wake)
 		return;
 	if (!strcmp(carrier, "0"))
@@ -436,24 +435,93 @@ static void check_nics(struct pf *p, struct napd_opts *wo,
 		const char *of = NULL;
 		bool wake = wake_nic(s, nics[i], &of);
 
-		check_nic(p, nics[i], wake, of, configured || wake);
+		check_nic(p, nics[i], wake, of);
 	}
 }
 
 /* ---- devices ---- */
+
+/* How many link_power_management_policy files below @dir read @val. */
+static int count_lpm(const char *dir, const char *val, int depth)
+{
+	char path[PATH_MAX], buf[64];
+	struct dirent *de;
+	DIR *d;
+	int n = 0;
+
+	if (depth > 6)
+		return 0;
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' ||
+		    path_fmt(path, sizeof(path), "%s/%s", dir, de->d_name))
+			continue;
+		if (de->d_type == DT_DIR && strcmp(de->d_name, "power"))
+			n += count_lpm(path, val, depth + 1);
+		else if (de->d_type == DT_REG &&
+			 !strcmp(de->d_name, "link_power_management_policy") &&
+			 sysfs_read(path, buf, sizeof(buf)) >= 0 &&
+			 !strcmp(buf, val))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * The device policy keeps USB host, NVMe and SATA controllers awake
+ * because they have idle power management of their own, which goes on
+ * working through a nap (devpolicy.h): USB autosuspend lets the host
+ * controller runtime-suspend, NVMe has APST, SATA link power management.
+ * What turns that off for @d, into @buf; "" when nothing does.
+ */
+static const char *own_idle_pm(const struct pf *p, const struct devinfo *d,
+			       const char *control, char *buf, size_t size)
+{
+	char path[PATH_MAX], val[32];
+	int n;
+
+	buf[0] = '\0';
+	switch (d->why) {
+	case WHY_USB_HOST:
+		if (!strcmp(control, "on"))
+			snprintf(buf, size,
+				 "; runtime PM off (power/control on): it cannot suspend when its ports are idle");
+		break;
+	case WHY_NVME:
+		if (!path_fmt(path, sizeof(path),
+			      "%s/module/nvme_core/parameters/default_ps_max_latency_us",
+			      p->o->sysfs_root) &&
+		    sysfs_read(path, val, sizeof(val)) >= 0 && !strcmp(val, "0"))
+			snprintf(buf, size,
+				 "; APST off (nvme_core.default_ps_max_latency_us=0): it stays in its operational power state");
+		break;
+	case WHY_SATA:
+		n = count_lpm(d->path, "max_performance", 0);
+		if (n)
+			snprintf(buf, size,
+				 "; link power management off on %d port%s (link_power_management_policy max_performance)",
+				 n, n == 1 ? "" : "s");
+		break;
+	default:
+		break;
+	}
+	return buf;
+}
 
 /* Runtime PM and ASPM of kept device @d; the verdict. */
 static void check_kept(struct pf *p, const struct devtree *t, int i)
 {
 	const struct devinfo *d = &t->d[i];
 	char why[160], control[32], status[32], link[PATH_MAX], val[16];
-	char aspm[96] = "";
+	char aspm[96] = "", note[192];
 	static const char *const states[] = {
 		"l0s_aspm", "l1_aspm", "l1_1_aspm", "l1_2_aspm",
 	};
 	bool on_rule, have_link = false, any_on = false;
 	enum preflight_verdict v = PF_OK;
-	const char *note = "";
 	unsigned int k;
 
 	dev_why_str(t, i, why, sizeof(why));
@@ -475,12 +543,12 @@ static void check_kept(struct pf *p, const struct devtree *t, int i)
 	/* The NIC and its path up are busy anyway; a rule's device is not. */
 	on_rule = d->why != WHY_NIC && d->why != WHY_UNDER &&
 		  d->why != WHY_ABOVE;
-	if (on_rule && !strcmp(control, "on")) {
+	if (own_idle_pm(p, d, control, note, sizeof(note))[0]) {
 		v = PF_WARN;
-		note = "; runtime PM off (power/control on): full power in every nap";
 	} else if (on_rule && have_link && !any_on) {
 		v = PF_WARN;
-		note = "; ASPM off on its link: the link stays in L0 in every nap";
+		snprintf(note, sizeof(note),
+			 "; ASPM off on its link: the link stays in L0 in every nap");
 	}
 	say(p, v, "device keep    %s (%s): runtime PM %s, %s; ASPM %s%s",
 	    short_dev(d->path), why, control[0] ? control : "-",

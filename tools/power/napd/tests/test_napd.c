@@ -4024,6 +4024,49 @@ static void test_napd_check(void)
 	CHECK(out_has(out, "no suspend support in this kernel"));
 }
 
+/* --check on a server: the kept controllers' own idle power management. */
+static void test_napd_check_server(void)
+{
+	const char *t = new_tree("check-server");
+	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], conf[PATH_MAX];
+	char *const argv[] = { (char *)napd_bin, "--sysfs-root", sys,
+			       "--proc-root", proc, "--config", conf, "--check",
+			       NULL };
+
+	build_server_tree(t);
+	put("", "%s/sys/power/pseudosleep/arm", t);
+	link_to("../../../bus/pci/drivers/virtio-pci",
+		"%s/" PCI0 "/0000:00:02.0/virtio0/driver", t);
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+	path_fmt(conf, sizeof(conf), "%s/napd.conf", t);
+	put("port = 80\nwake-dev = eth0\n", "%s", conf);
+	put("on\n", "%s/" PCI0 "/0000:00:04.0/power/control", t);
+	put("0\n", "%s/sys/module/nvme_core/parameters/default_ps_max_latency_us",
+	    t);
+	put("max_performance\n", "%s/" PCI0 "/0000:00:1f.2/ata1/host0/scsi_host/host0/%s",
+	    t, "link_power_management_policy");
+
+	CHECK(run_napd(argv, out, 0) == 1);
+	CHECK(out_has(out, "warn  device keep    pci0000:00/0000:00:04.0 (class rule: USB"));
+	CHECK(out_has(out, "runtime PM off (power/control on): it cannot suspend"));
+	CHECK(out_has(out, "warn  device keep    pci0000:00/0000:00:05.0 (class rule: NVMe"));
+	CHECK(out_has(out, "APST off (nvme_core.default_ps_max_latency_us=0)"));
+	CHECK(out_has(out, "warn  device keep    pci0000:00/0000:00:1f.2 (class rule: SATA"));
+	CHECK(out_has(out, "link power management off on 1 port"));
+	CHECK(out_has(out, " 0 fail, "));
+
+	put("auto\n", "%s/" PCI0 "/0000:00:04.0/power/control", t);
+	put("100000\n", "%s/sys/module/nvme_core/parameters/default_ps_max_latency_us",
+	    t);
+	put("med_power_with_dipm\n", "%s/" PCI0 "/0000:00:1f.2/ata1/host0/scsi_host/host0/%s",
+	    t, "link_power_management_policy");
+	CHECK(run_napd(argv, out, 0) == 0);
+	CHECK(out_has(out, "ok    device keep    pci0000:00/0000:00:05.0 (class rule: NVMe"));
+	CHECK(out_has(out, "this host suits naps"));
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -4100,6 +4143,7 @@ static const struct {
 	{ "napd_list_devices_check_config", test_napd_list_devices, true },
 	{ "preflight_irq_counts_timespans", test_preflight_parse, false },
 	{ "napd_check_preflight", test_napd_check, true },
+	{ "napd_check_server_idle_pm", test_napd_check_server, true },
 };
 
 int main(int argc, char *argv[])

@@ -63,7 +63,8 @@ help:
 	@echo "  make checkpatch  scripts/checkpatch.pl --strict on our C files and patches"
 	@echo "  make patchset    the three git format-patch series: $(BUILD_DIR)/patchset/"
 	@echo "  make check-series-quick  they apply to pristine and give the tree make"
-	@echo "                   builds; checkpatch --strict on them (in make test)"
+	@echo "                   builds; checkpatch --strict on them, kernel-doc and"
+	@echo "                   sparse on our kernel files (in make test)"
 	@echo "  make check-series  build every prefix of the series (hours; not in CI)"
 	@echo "  make deb         linux-image/linux-headers .debs (bindeb-pkg) with"
 	@echo "                   configs/production.config: $(DEB_DIR)/"
@@ -178,12 +179,15 @@ patchset: $(STAMPS)/source
 	@$(T)/make-patchset $(TOP) $(KDIR) $(PATCHSET) $(OVERLAY)
 
 # The series applies to pristine and is the tree make builds; checkpatch
-# finds nothing beyond patches/patchset/checkpatch-known.  No kernel build.
+# finds nothing beyond patches/patchset/checkpatch-known; kernel-doc -Wall
+# and sparse (C=2, on our objects only, in the kernel build: make kernel
+# first) find nothing in our new kernel files.  No kernel build.
 check-series-quick: patchset
 	@$(T)/check-patchset $(TOP) $(KDIR) $(PATCHSET) $(OVERLAY)
 	@$(T)/run-checkpatch --series $(PATCHSET) $(KDIR) > $(PATCHSET)/checkpatch.log; \
 		$(T)/checkpatch-known $(TOP)/patches/patchset/checkpatch-known \
 		$(PATCHSET)/checkpatch.log
+	@$(T)/check-kernel-src $(TOP) $(KDIR) $(KOBJ)
 
 # Every prefix of the series builds (bisectable) with the production
 # config: hours on 2 cores, not in CI.  CHECK_SERIES_DIR holds its tree.

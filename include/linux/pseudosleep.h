@@ -37,6 +37,8 @@ bool pseudosleep_irq_hit(unsigned int irq);
  * The PM core's messages printed at every system sleep transition become
  * debug messages then (pm_sleep_pr_info()): a server may nap many times a
  * second.  Built-in code only; modules use pseudosleep_hide_nap().
+ *
+ * Return: true from the start to the end of a nap attempt, else false.
  */
 static inline bool pseudosleep_in_progress(void)
 {

@@ -449,10 +449,13 @@ static void woken_during_entry(struct kunit *test)
  */
 static void no_state_of_its_own(struct kunit *test)
 {
-	suspend_state_t state;
+	/* suspend_state_t is __bitwise: the tables are indexed by int. */
+	const int min = (__force int)PM_SUSPEND_MIN;
+	const int max = (__force int)PM_SUSPEND_MAX;
+	int state;
 
-	KUNIT_EXPECT_EQ(test, PM_SUSPEND_MAX, (suspend_state_t)4);
-	for (state = PM_SUSPEND_MIN; state < PM_SUSPEND_MAX; state++) {
+	KUNIT_EXPECT_EQ(test, max, 4);
+	for (state = min; state < max; state++) {
 		if (pm_states[state])
 			KUNIT_EXPECT_STRNEQ(test, pm_states[state], "pseudo");
 		if (mem_sleep_states[state])

@@ -406,6 +406,14 @@ bool dev_kept(const struct devtree *t, int i)
 	return t->d[i].kept_by >= 0;
 }
 
+bool devpolicy_listed(const struct devtree *t, int i)
+{
+	const struct devinfo *d = &t->d[i];
+
+	return d->pci_class || (d->on_bus && d->has_driver) ||
+	       d->why != WHY_DEFAULT;
+}
+
 static const char *short_path(const struct devtree *t, int i)
 {
 	const char *p = strstr(t->d[i].path, "/devices/");
@@ -534,9 +542,7 @@ int devpolicy_list(const struct napd_opts *o, FILE *out)
 	for (i = 0; i < t.nr; i++) {
 		const struct devcost *c = ret ? NULL :
 					  devcost_find(&costs, t.d[i].name);
-		bool show = t.d[i].pci_class || (t.d[i].on_bus &&
-						  t.d[i].has_driver) ||
-			    c || t.d[i].why != WHY_DEFAULT;
+		bool show = c || devpolicy_listed(&t, i);
 
 		if (!show)
 			continue;

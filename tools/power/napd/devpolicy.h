@@ -72,6 +72,12 @@ void devtree_free(struct devtree *t);
 /* Is @i kept awake in a nap? */
 bool dev_kept(const struct devtree *t, int i);
 
+/*
+ * Is @t->d[@i] one that --list-devices shows: a PCI device, a device with
+ * a driver on a bus, or one a rule keeps or names?
+ */
+bool devpolicy_listed(const struct devtree *t, int i);
+
 /* A short reason for @t->d[@i] ("class rule: NVMe controller"). */
 const char *dev_why_str(const struct devtree *t, int i, char *buf,
 			size_t size);

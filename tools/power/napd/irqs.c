@@ -113,6 +113,7 @@ int irqs_resolve(const char *sysfs_root, const char *proc_root,
 	int n;
 
 	char rx_names[400];
+	unsigned int all[NAPD_MAX_IRQS];
 	int n_rx;
 
 	memset(src, 0, sizeof(*src));
@@ -133,6 +134,11 @@ int irqs_resolve(const char *sysfs_root, const char *proc_root,
 		free(text);
 		return 0;
 	}
+	/* The copy is sorted for the message; @irqs keeps its order. */
+	if (n > NAPD_MAX_IRQS ||
+	    irqlist_format(memcpy(all, irqs, n * sizeof(*irqs)), n, src->all,
+			   sizeof(src->all)))
+		snprintf(src->all, sizeof(src->all), "%d vectors", n);
 	n_rx = text ? procnet_rx_vectors(text, irqs, n, rx_names,
 					 sizeof(rx_names)) : 0;
 	free(text);

@@ -14,6 +14,7 @@ struct irq_source {
 	char devname[256];	/* basename of the device, e.g. "virtio0" */
 	char from[4096];	/* where the IRQs were found, for messages */
 	char armed[512];	/* which of them are armed and why */
+	char all[512];		/* every vector found, "24-26", armed or not */
 };
 
 /*

@@ -41,6 +41,7 @@
 #include "diag.h"
 #include "inhibit.h"
 #include "notify.h"
+#include "preflight.h"
 #include "opts.h"
 #include "procnet.h"
 #include "setup.h"
@@ -1310,6 +1311,8 @@ int main(int argc, char *argv[])
 		return restore_saved(&o);
 	if (o.list_devices)
 		return devpolicy_list(&o, stdout);
+	if (o.check)
+		return preflight_run(&o, stdout);
 
 	/* Output must reach a pipe or serial console before a nap. */
 	setvbuf(stdout, NULL, _IOLBF, 0);

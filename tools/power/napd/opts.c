@@ -27,6 +27,7 @@ const char napd_usage[] =
 "       napd --check-config [FILE]\n"
 "       napd --restore [--state-dir DIR]\n"
 "       napd --list-devices [--config FILE]\n"
+"       napd --check [--config FILE]\n"
 "\n"
 "Nap the machine between requests using pseudo-sleep.\n"
 "\n"
@@ -49,6 +50,9 @@ const char napd_usage[] =
 "  --nap-suspend DEV    let naps suspend it despite the policy (repeatable)\n"
 "  --list-devices       print per device whether a nap suspends it, why,\n"
 "                       and its cost in napd's last nap; exit\n"
+"  --check              check whether this host suits naps (kernel, NICs and\n"
+"                       their IRQs, devices, idle states, watchdogs); print\n"
+"                       a verdict per line; exit 0 ok, 1 warnings, 2 fails\n"
 "  --process NAME       no nap while a process of this name runs (repeatable)\n"
 "  --cpu-max PCT        no nap if CPU use over the idle time was above PCT %\n"
 "                       of all CPUs (1..100, default 10; 100: no check)\n"
@@ -214,6 +218,7 @@ enum opt_id {
 	OPT_MAX_NAP, OPT_SYSTEMD_TIMERS, OPT_INHIBITORS, OPT_INHIBIT_DIR,
 	OPT_SOCKET_GROUP,
 	OPT_NAP_KEEP, OPT_NAP_SUSPEND, OPT_DEVICE_POLICY, OPT_LIST_DEVICES,
+	OPT_CHECK,
 	OPT_NR
 };
 
@@ -264,6 +269,7 @@ static const struct {
 	{ "nap-suspend",	OPT_NAP_SUSPEND,	ARG | LIST },
 	{ "device-policy",	OPT_DEVICE_POLICY,	ARG },
 	{ "list-devices",	OPT_LIST_DEVICES,	NOCONF },
+	{ "check",		OPT_CHECK,		NOCONF },
 	{ "help",		OPT_HELP,		NOCONF },
 	{ "version",		OPT_VERSION,		NOCONF },
 };
@@ -569,6 +575,9 @@ static int apply_opt(struct napd_opts *o, enum opt_id id, const char *pfx,
 	case OPT_LIST_DEVICES:
 		o->list_devices = true;
 		return 0;
+	case OPT_CHECK:
+		o->check = true;
+		return 0;
 	case OPT_CHECK_CONFIG:
 		if (arg && !*arg)
 			return fail(err, errlen, "empty %s%s", pfx, name);
@@ -660,7 +669,7 @@ static int check_required(const struct napd_opts *o, const char *file,
 			  char *err, size_t errlen)
 {
 	if (o->help || o->version || o->status || o->restore ||
-	    o->list_devices)
+	    o->list_devices || o->check)
 		return 0;
 	if (!o->nr_ports)
 		return fail(err, errlen, "missing --port%s%s%s", file ?
@@ -975,6 +984,9 @@ static void take_opt(struct napd_opts *dst, const struct napd_opts *src,
 		break;
 	case OPT_LIST_DEVICES:
 		dst->list_devices = src->list_devices;
+		break;
+	case OPT_CHECK:
+		dst->check = src->check;
 		break;
 	case OPT_CHECK_CONFIG:
 		dst->check_config = src->check_config;

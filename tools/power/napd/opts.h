@@ -90,6 +90,7 @@ struct napd_opts {
 	bool check_config;		/* --check-config: parse, report, exit */
 	bool restore;			/* --restore: put saved settings back */
 	bool list_devices;		/* --list-devices: print the policy */
+	bool check;			/* --check: preflight of the host */
 	struct opt_str *strs;		/* config file strings, owned */
 };
 

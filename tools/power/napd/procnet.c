@@ -192,6 +192,67 @@ int procnet_irqs_by_name(const char *buf, const char *const names[],
 	return n;
 }
 
+/* The CPU columns of the header line: "  CPU0  CPU1 ..." */
+static int header_cpus(const char *line, size_t len)
+{
+	int n = 0;
+	size_t i;
+
+	for (i = 0; i + 3 < len; i++)
+		if (!strncmp(line + i, "CPU", 3) &&
+		    (!i || isspace((unsigned char)line[i - 1])) &&
+		    isdigit((unsigned char)line[i + 3]))
+			n++;
+	return n;
+}
+
+int procnet_irq_next(const char **pos, int *ncpu, unsigned int *irq,
+		     unsigned long long *count, char *names, size_t size)
+{
+	const char *line;
+	size_t llen;
+
+	while (next_line(pos, &line, &llen)) {
+		const char *p = line, *end = line + llen, *act;
+		unsigned long long sum = 0;
+		unsigned int n = 0;
+		size_t len;
+		int col;
+
+		while (p < end && isspace((unsigned char)*p))
+			p++;
+		if (p == end || !isdigit((unsigned char)*p)) {
+			if (!*ncpu)
+				*ncpu = header_cpus(line, llen);
+			continue;
+		}
+		while (p < end && isdigit((unsigned char)*p) && n < 100000000)
+			n = n * 10 + (*p++ - '0');
+		if (p == end || *p != ':')
+			continue;
+		act = action_names(p + 1, end - p - 1, &len);
+		p++;
+		/* One count per CPU; the chip's name and hwirq follow. */
+		for (col = 0; col < *ncpu; col++) {
+			unsigned long long v = 0;
+
+			while (p < end && isspace((unsigned char)*p))
+				p++;
+			if (p == end || !isdigit((unsigned char)*p))
+				break;
+			while (p < end && isdigit((unsigned char)*p))
+				v = v * 10 + (*p++ - '0');
+			sum += v;
+		}
+		*irq = n;
+		*count = sum;
+		if (size)
+			snprintf(names, size, "%.*s", (int)len, act);
+		return 1;
+	}
+	return 0;
+}
+
 int procnet_udp_busy(const char *buf, const unsigned short *ports, int nr)
 {
 	char line[512], laddr[40], raddr[40];

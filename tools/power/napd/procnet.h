@@ -51,6 +51,16 @@ int procnet_irqs_by_name(const char *buf, const char *const names[],
 			 int nr_names, unsigned int *irqs, int max);
 
 /*
+ * The next numbered line of /proc/interrupts text at *@pos (advanced past
+ * it): its IRQ, the sum of its per-CPU counts (as many columns as the
+ * header line names CPUs; pass *@ncpu 0 first, it is taken from the
+ * header) and its action names ("virtio0-input.0", or "ttyS0, eth1" for
+ * a shared line) into @names.  1 if a line was found, 0 at the end.
+ */
+int procnet_irq_next(const char **pos, int *ncpu, unsigned int *irq,
+		     unsigned long long *count, char *names, size_t size);
+
+/*
  * Count the sockets in /proc/net/udp or /proc/net/udp6 text @buf bound to
  * a port in @ports with data queued (tx_queue or rx_queue not zero).
  * Returns the count, or -1 if a line does not parse.

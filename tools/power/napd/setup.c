@@ -338,6 +338,19 @@ int napd_rearm(const struct napd_opts *o, struct napd_setup *s)
 	return ret ? ret : 1;
 }
 
+int napd_wake_nics(const struct napd_opts *o, struct napd_setup *s,
+		   char *err, size_t errlen)
+{
+	int i;
+
+	s->nr_nics = 0;
+	for (i = 0; i < o->nr_wake_devs; i++)
+		if (nic_lookup(o->sysfs_root, o->wake_devs[i], o->wake_devs[i],
+			       0, s, err, errlen))
+			return -1;
+	return 0;
+}
+
 int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 	       char *err, size_t errlen)
 {

@@ -58,6 +58,14 @@ int napd_rearm(const struct napd_opts *o, struct napd_setup *s);
 int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 	       char *err, size_t errlen);
 
+/*
+ * The NICs under @o's wake devices into @s->nics and @s->nic_of, as
+ * napd_setup() finds them (the ports of a bond, the parent of a VLAN),
+ * without reading or changing anything else.  0, or -1 with @err.
+ */
+int napd_wake_nics(const struct napd_opts *o, struct napd_setup *s,
+		   char *err, size_t errlen);
+
 /* Put back every setting napd_setup() changed.  0 or -errno. */
 int napd_restore(struct napd_setup *s);
 

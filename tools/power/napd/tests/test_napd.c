@@ -40,6 +40,7 @@
 #include "notify.h"
 #include "irqs.h"
 #include "opts.h"
+#include "preflight.h"
 #include "procnet.h"
 #include "devpolicy.h"
 #include "devtiming.h"
@@ -3876,6 +3877,196 @@ static void test_napd_list_devices(void)
 	CHECK(out_has(out, ":3: bad nap-keep 'disk0'"));
 }
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+static void test_preflight_parse(void)
+{
+	static const struct {
+		const char *in;
+		unsigned long long ms;
+	} spans[] = {
+		{ "3min", 180000 }, { "20s", 20000 }, { "30", 30000 },
+		{ "500ms", 500 }, { "1min 30s", 90000 }, { "2h", 7200000 },
+		{ "1500us", 2 }, { "0", 0 }, { "infinity", 0 }, { "", 0 },
+	};
+	static const char *const bad[] = { "3 parsecs", "s", "-1s", "1x" };
+	const char *pos = interrupts_virtio;
+	unsigned long long c, ms;
+	unsigned int irq, i;
+	char names[64];
+	int ncpu = 0, n = 0;
+
+	while (procnet_irq_next(&pos, &ncpu, &irq, &c, names, sizeof(names))) {
+		n++;
+		if (irq == 25)
+			CHECK(c == 15 && !strcmp(names, "virtio0-input.0"));
+		if (irq == 4)
+			CHECK(c == 412 && !strcmp(names, "ttyS0"));
+		if (irq == 11)
+			CHECK_STR(names, "virtio9, uhci_hcd:usb1");
+	}
+	/* the numbered lines only, four CPU columns each */
+	CHECK(n == 10);
+	CHECK(ncpu == 4);
+	pos = "  CPU0 CPU1\n 9: 3 4 IO-APIC 9-fasteoi acpi";
+	ncpu = 0;
+	CHECK(procnet_irq_next(&pos, &ncpu, &irq, &c, names, sizeof(names)) &&
+	      irq == 9 && c == 7 && !strcmp(names, "acpi"));
+	CHECK(!procnet_irq_next(&pos, &ncpu, &irq, &c, names, sizeof(names)));
+
+	for (i = 0; i < ARRAY_SIZE(spans); i++) {
+		ms = 12345;
+		if (preflight_timespan_ms(spans[i].in, &ms) ||
+		    ms != spans[i].ms) {
+			printf("# timespan '%s': %llu, want %llu\n",
+			       spans[i].in, ms, spans[i].ms);
+			t_failed = true;
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		CHECK(preflight_timespan_ms(bad[i], &ms) == -1);
+}
+
+/* A host for napd --check: pseudo-sleep, idle states, watchdogs, units. */
+static void build_check_tree(const char *t)
+{
+	build_tree(t, true);
+	put("", "%s/sys/power/pseudosleep/arm", t);
+	put("task\n", "%s/sys/module/pseudosleep/parameters/wake_on", t);
+	put("N\n", "%s/sys/module/pseudosleep/parameters/deep_idle", t);
+	put("intel_idle\n", "%s/sys/devices/system/cpu/cpuidle/current_driver", t);
+	put("POLL\n", "%s/sys/devices/system/cpu/cpu0/cpuidle/state0/name", t);
+	put("0\n", "%s/sys/devices/system/cpu/cpu0/cpuidle/state0/latency", t);
+	put("C1\n", "%s/sys/devices/system/cpu/cpu0/cpuidle/state1/name", t);
+	put("2\n", "%s/sys/devices/system/cpu/cpu0/cpuidle/state1/latency", t);
+	put("C6\n", "%s/sys/devices/system/cpu/cpu0/cpuidle/state2/name", t);
+	put("133\n", "%s/sys/devices/system/cpu/cpu0/cpuidle/state2/latency", t);
+	put("iTCO_wdt\n", "%s/sys/class/watchdog/watchdog0/identity", t);
+	put("active\n", "%s/sys/class/watchdog/watchdog0/state", t);
+	put("3\n", "%s/sys/class/watchdog/watchdog0/timeout", t);
+	put("[Service]\nWatchdogSec=2s\n", "%s/etc/systemd/system/quick.service", t);
+	put("[Service]\nWatchdogSec=3min\n", "%s/lib/systemd/system/slow.service", t);
+	put("[Service]\nExecStart=/bin/true\n", "%s/lib/systemd/system/none.service", t);
+}
+
+static void test_napd_check(void)
+{
+	const char *t = new_tree("check");
+	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], conf[PATH_MAX];
+	char *const argv[] = { (char *)napd_bin, "--sysfs-root", sys,
+			       "--proc-root", proc, "--config", conf, "--check",
+			       NULL };
+
+	build_check_tree(t);
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+	path_fmt(conf, sizeof(conf), "%s/napd.conf", t);
+	put("port = 80\nwake-dev = eth0\n", "%s", conf);
+
+	/* a watchdog and a service a nap outlasts: unsafe */
+	CHECK(run_napd(argv, out, 0) == 2);
+	CHECK(out_has(out, "ok    kernel: "));
+	CHECK(out_has(out, "offers pseudo ('[s2idle] deep pseudo'; napd selects it)"));
+	CHECK(out_has(out, "pseudosleep/arm: the wakeup_count handshake's arm step"));
+	CHECK(out_has(out, "ok    nic eth0: pci0000:00/0000:00:02.0/virtio0, driver none,"));
+	CHECK(out_has(out, " vectors 24-26; napd would arm 25: receive vectors only"));
+	CHECK(out_has(out, "fail  nic eth0: no driver bound"));
+	CHECK(out_has(out, "nic eth1: pci0000:00/0000:00:03.0, driver none, vectors 10; not a"));
+	CHECK(out_has(out, "device keep    pci0000:00/0000:00:02.0/virtio0 (kept NIC (wake-dev))"));
+	CHECK(out_has(out, "ok    devices: a nap would keep 2 and suspend 0 of the 2 listed"));
+	CHECK(out_has(out, "warn  idle: pseudosleep.deep_idle=N: napping CPUs halt, but"));
+	CHECK(out_has(out, " idle ones reach C6 (133 us)"));
+	CHECK(out_has(out, "ok    interrupts: no IRQ above 100/s"));
+	CHECK(out_has(out, "fail  watchdog: watchdog0 (iTCO_wdt), state active, timeout 3 s"));
+	CHECK(out_has(out, "quick.service: WatchdogSec=2s, no longer than max-nap"));
+	CHECK(!out_has_quiet(out, "slow.service"));
+	CHECK(out_has(out, "naps would fail or be unsafe here"));
+
+	/* every NIC when no wake-dev is configured */
+	put("port = 80\n", "%s", conf);
+	CHECK(run_napd(argv, out, 0) == 2);
+	CHECK(out_has(out, "n/a   nic: no wake-dev configured"));
+	CHECK(out_has(out, "0000:00:03.0, driver none, vectors 10; napd would arm 10"));
+	CHECK(out_has(out, "nic eth2: platform/virtio-mmio.0/virtio1, driver none, vectors 27;"));
+	CHECK(out_has(out, "vectors 27; napd would arm 27"));
+
+	/* safe watchdogs, drivers bound: the idle warning is left */
+	put("port = 80\nwake-dev = eth0\nmax-nap = 2s\n", "%s", conf);
+	put("[Service]\nWatchdogSec=1min\n", "%s/etc/systemd/system/quick.service", t);
+	mkdir_p("%s/sys/bus/pci/drivers/virtio-pci", t);
+	link_to("../../../bus/pci/drivers/virtio-pci",
+		"%s/sys/devices/pci0000:00/0000:00:02.0/virtio0/driver", t);
+	CHECK(run_napd(argv, out, 0) == 1);
+	CHECK(out_has(out, "driver virtio-pci"));
+	CHECK(out_has(out, "ok    watchdog: watchdog0 (iTCO_wdt), state active, timeout 3 s:"));
+	CHECK(out_has(out, "timeout 3 s: naps end after max-nap 2.0 s"));
+	CHECK(out_has(out, "ok    watchdog: 2 services with WatchdogSec=, each longer than a nap"));
+	CHECK(out_has(out, "# "));
+	CHECK(out_has(out, " 0 fail, "));
+
+	/* deep_idle: nothing left to warn about */
+	put("Y\n", "%s/sys/module/pseudosleep/parameters/deep_idle", t);
+	CHECK(run_napd(argv, out, 0) == 0);
+	CHECK(out_has(out, "this host suits naps"));
+
+	/* a kernel without pseudo-sleep: not supported, exit 2 */
+	put("[s2idle] deep\n", "%s/sys/power/mem_sleep", t);
+	CHECK(run_napd(argv, out, 0) == 2);
+	CHECK(out_has(out, "fail  kernel: pseudo-sleep not supported"));
+	CHECK(out_has(out, "pseudo-sleep not supported by this kernel"));
+	/* no suspend at all */
+	path_fmt(conf, sizeof(conf), "%s/sys/power/mem_sleep", t);
+	unlink(conf);
+	path_fmt(conf, sizeof(conf), "%s/napd.conf", t);
+	CHECK(run_napd(argv, out, 0) == 2);
+	CHECK(out_has(out, "cannot read"));
+	CHECK(out_has(out, "no suspend support in this kernel"));
+}
+
+/* --check on a server: the kept controllers' own idle power management. */
+static void test_napd_check_server(void)
+{
+	const char *t = new_tree("check-server");
+	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], conf[PATH_MAX];
+	char *const argv[] = { (char *)napd_bin, "--sysfs-root", sys,
+			       "--proc-root", proc, "--config", conf, "--check",
+			       NULL };
+
+	build_server_tree(t);
+	put("", "%s/sys/power/pseudosleep/arm", t);
+	link_to("../../../bus/pci/drivers/virtio-pci",
+		"%s/" PCI0 "/0000:00:02.0/virtio0/driver", t);
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+	path_fmt(conf, sizeof(conf), "%s/napd.conf", t);
+	put("port = 80\nwake-dev = eth0\n", "%s", conf);
+	put("on\n", "%s/" PCI0 "/0000:00:04.0/power/control", t);
+	put("0\n", "%s/sys/module/nvme_core/parameters/default_ps_max_latency_us",
+	    t);
+	put("max_performance\n", "%s/" PCI0 "/0000:00:1f.2/ata1/host0/scsi_host/host0/%s",
+	    t, "link_power_management_policy");
+
+	CHECK(run_napd(argv, out, 0) == 1);
+	CHECK(out_has(out, "warn  device keep    pci0000:00/0000:00:04.0 (class rule: USB"));
+	CHECK(out_has(out, "runtime PM off (power/control on): it cannot suspend"));
+	CHECK(out_has(out, "warn  device keep    pci0000:00/0000:00:05.0 (class rule: NVMe"));
+	CHECK(out_has(out, "APST off (nvme_core.default_ps_max_latency_us=0)"));
+	CHECK(out_has(out, "warn  device keep    pci0000:00/0000:00:1f.2 (class rule: SATA"));
+	CHECK(out_has(out, "link power management off on 1 port"));
+	CHECK(out_has(out, " 0 fail, "));
+
+	put("auto\n", "%s/" PCI0 "/0000:00:04.0/power/control", t);
+	put("100000\n", "%s/sys/module/nvme_core/parameters/default_ps_max_latency_us",
+	    t);
+	put("med_power_with_dipm\n", "%s/" PCI0 "/0000:00:1f.2/ata1/host0/scsi_host/host0/%s",
+	    t, "link_power_management_policy");
+	CHECK(run_napd(argv, out, 0) == 0);
+	CHECK(out_has(out, "ok    device keep    pci0000:00/0000:00:05.0 (class rule: NVMe"));
+	CHECK(out_has(out, "this host suits naps"));
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
@@ -3950,6 +4141,9 @@ static const struct {
 	{ "devpolicy_config_bad_file_line", test_devpolicy_config, false },
 	{ "devtiming_parse_last_nap", test_devtiming_parse, false },
 	{ "napd_list_devices_check_config", test_napd_list_devices, true },
+	{ "preflight_irq_counts_timespans", test_preflight_parse, false },
+	{ "napd_check_preflight", test_napd_check, true },
+	{ "napd_check_server_idle_pm", test_napd_check_server, true },
 };
 
 int main(int argc, char *argv[])

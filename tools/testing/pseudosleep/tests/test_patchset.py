@@ -2,9 +2,11 @@
 """The submitted series (make patchset) is what make builds: the map's
 checks on made-up input, `make check-series-quick` on the real series
 (git am on pristine, the tree compared with patches/series + overlay,
-checkpatch --strict against patches/patchset/checkpatch-known), and the
-comparison catching a series whose new file differs.  No kernel build, no
-guest: about a minute each on 2 cores."""
+checkpatch --strict against patches/patchset/checkpatch-known, kernel-doc
+-Wall and sparse with 0 findings in our new kernel files), and the
+comparison catching a series whose new file differs.  No kernel build
+(sparse checks our few objects in make kernel's build), no guest: about a
+minute each on 2 cores."""
 
 import os
 import shutil
@@ -93,7 +95,8 @@ def test_map_syntax(tmp_path, text, expect):
 
 @pytest.mark.seq(1)
 def test_series_is_what_make_builds(record_property):
-    """patchset: make check-series-quick (git am, same tree, checkpatch)"""
+    """patchset: make check-series-quick (git am, same tree, checkpatch,
+    kernel-doc, sparse)"""
     p = subprocess.run(["make", "-s", "-C", pslib.TOP, "check-series-quick",
                         "BUILD_DIR=" + pslib.BUILD], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT)
@@ -102,8 +105,9 @@ def test_series_is_what_make_builds(record_property):
         pytest.fail("make check-series-quick exit %d:\n%s"
                     % (p.returncode, out[-3000:]), pytrace=False)
     lines = [line.strip() for line in out.splitlines()
-             if line.strip().startswith(("GIT AM", "SAME", "CHECKPATCH"))]
-    assert len(lines) == 3, out
+             if line.strip().startswith(("GIT AM", "SAME", "CHECKPATCH",
+                                         "KERNEL-DOC", "SPARSE"))]
+    assert len(lines) == 5, out
     record_property("detail", "; ".join(lines))
 
 

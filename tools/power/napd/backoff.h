@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Back-off after aborted nap entries.  An entry that fails again and
+ * again (a task stuck in D state on NFS or 9p makes every freeze fail
+ * with EBUSY, after up to /sys/power/pm_freeze_timeout of trying) must
+ * not be retried after every quiet time: after BACKOFF_AFTER aborted
+ * entries in a row napd holds naps off for BACKOFF_MIN_MS, twice that
+ * after the next one, and so on up to BACKOFF_MAX_MS.  A nap that works
+ * ends the back-off.  Pure, with the clock passed in, for the tests.
+ */
+#ifndef NAPD_BACKOFF_H
+#define NAPD_BACKOFF_H
+
+#include <stdbool.h>
+
+#define BACKOFF_AFTER	3		/* aborted entries in a row */
+#define BACKOFF_MIN_MS	1000UL
+#define BACKOFF_MAX_MS	64000UL
+
+struct backoff {
+	unsigned long aborted;		/* aborted entries in a row */
+	unsigned long delay_ms;		/* the current hold-off, 0: none */
+	unsigned long long until_ns;	/* held off until (monotonic) */
+};
+
+/*
+ * An aborted entry at @now_ns.  True when it starts a back-off (the
+ * first hold-off since naps last worked): the caller logs that, once.
+ */
+bool backoff_aborted(struct backoff *b, unsigned long long now_ns);
+
+/*
+ * A nap that worked.  Returns the aborted entries in a row it ends if
+ * they had started a back-off (for the log), else 0.
+ */
+unsigned long backoff_nap_ok(struct backoff *b);
+
+/* How long naps are still held off at @now_ns, in ms; 0 if not. */
+unsigned long backoff_left_ms(const struct backoff *b,
+			      unsigned long long now_ns);
+
+#endif /* NAPD_BACKOFF_H */

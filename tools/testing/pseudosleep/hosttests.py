@@ -1241,6 +1241,77 @@ HOST_TESTS.append(("napd: --max-nap 2s ends naps by itself with no "
                    "request, settings restored", t_napd_max_nap))
 
 
+# Units with WatchdogSec= (issue 32): a stand-in systemctl in the guest
+# reports one with WatchdogSec=12s; napd has no max-nap of its own, so
+# only the watchdog bound (a quarter, 3 s) ends its naps.  The unit pings
+# every 6 s; systemd kills it if two pings are 12 s apart.  Expected:
+# pings at most 6 + 3 s apart (and the exit), so 3 s of margin for TCG.
+WATCHDOG_S = 12
+WATCHDOG_RUN_S = 60
+
+
+def t_napd_watchdog():
+    """With a running unit that has WatchdogSec=12s and --max-nap 0, napd
+    ends each nap after at most a quarter of it (its alarm, no request
+    at all), so the unit's pings, every 6 s, are never 12 s apart; napd
+    logs the bound; SIGTERM stops it with only the alarm to wake it;
+    settings restored."""
+    g = pslib.Guest("/usr/share/pseudosleep/napd-watchdog.sh %d --idle-ms 50 "
+                    "--log --stats" % WATCHDOG_S, timeout=600)
+    done = restored = gap = pings = None
+    try:
+        if not g.wait_line("^NAPD-STARTED", 180):
+            raise RuntimeError("napd did not start")
+        time.sleep(WATCHDOG_RUN_S)
+        g.signal("stop")
+        # No request: only the watchdog bound's alarm ends the nap.
+        done = g.wait_line(r"^NAPD-EXIT (\d+)", 60)
+        pings = g.wait_line(r"^PINGS (\d+)", 30)
+        gap = g.wait_line(r"^PING-GAP-MAX ([\d.]+)", 30)
+        restored = g.wait_line(r"^RESTORED (\w+)", 30)
+    finally:
+        g.finish()
+        console = g.console()
+        out = list(g.output)
+        g.cleanup()
+    naps = [(float(m.group(1)) / 1e3, m.group(2))
+            for m in (NAP_LINE.search(l) for l in out) if m]
+    alarm = [d for d, w in naps if w == "alarm"]
+    bound = WATCHDOG_S / 4.0
+    detail = "%d naps, %d ended by the alarm, longest %.2f s; %s pings, " \
+        "longest gap %s s (WatchdogSec=%d s)" % (
+            len(naps), len(alarm), max([d for d, _ in naps] or [0]),
+            pings.group(1) if pings else "?",
+            gap.group(1) if gap else "?", WATCHDOG_S)
+    if not done:
+        return "failed", detail + "; napd did not exit on SIGTERM " \
+            "without a request", console
+    if done.group(1) != "0":
+        return "failed", detail + "; napd exit " + done.group(1), console
+    if not any("WatchdogSec= of a running unit: 12 s (pinger.service)" in l
+               for l in out):
+        return "failed", detail + "; napd did not log the unit's " \
+            "watchdog", console
+    if len(alarm) < 3:
+        return "failed", detail + "; fewer than 3 naps ended by the alarm", \
+            console
+    if max(alarm) > bound + MAX_NAP_SLACK_S:
+        return "failed", detail + "; a nap outlasted WatchdogSec/4", console
+    if not gap or not pings or int(pings.group(1)) < 4:
+        return "failed", detail + "; too few pings", console
+    if float(gap.group(1)) >= WATCHDOG_S:
+        return "failed", detail + "; systemd would have killed the unit", \
+            console
+    if not restored or restored.group(1) != "yes":
+        return "failed", detail + "; settings not restored", console
+    return "passed", detail + "; settings restored", console
+
+
+HOST_TESTS.append(("napd: a unit with WatchdogSec=12s keeps its pings "
+                   "through naps with no max-nap and no request",
+                   t_napd_watchdog))
+
+
 # Kept-alive connections (issue 32): 20 held open by the host, 100
 # requests on them at random gaps.
 KEEPALIVE_CONNS = 20

@@ -9,6 +9,8 @@ bool backoff_aborted(struct backoff *b, unsigned long long now_ns)
 	bool first;
 
 	b->aborted++;
+	if (b->shift < ADAPT_SHIFT_MAX)
+		b->shift++;
 	if (b->aborted < BACKOFF_AFTER)
 		return false;
 	first = !b->delay_ms;
@@ -29,7 +31,20 @@ unsigned long backoff_nap_ok(struct backoff *b)
 	b->aborted = 0;
 	b->delay_ms = 0;
 	b->until_ns = 0;
+	if (b->shift)
+		b->shift--;
 	return ended;
+}
+
+unsigned long backoff_quiet_ms(const struct backoff *b,
+			       unsigned long idle_ms)
+{
+	unsigned long ms;
+
+	if (idle_ms >= ADAPT_MAX_MS || !b->shift)
+		return idle_ms;
+	ms = idle_ms << b->shift;
+	return ms < ADAPT_MAX_MS ? ms : ADAPT_MAX_MS;
 }
 
 unsigned long backoff_left_ms(const struct backoff *b,

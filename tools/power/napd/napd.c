@@ -1078,12 +1078,15 @@ static int run(struct napd *n)
 	while (!stop) {
 		const struct napd_opts *o = n->o;
 		/*
-		 * Notice idle-ms of quiet within a third of it, but not more
+		 * The quiet time: idle-ms, longer after aborted entries
+		 * (backoff.h).  Notice it within a third of it, but not more
 		 * often than every POLL_MIN_US: each wakeup costs (a read of
 		 * the packet counters; at --idle-ms 50, 60 a second are
 		 * ~0.35 % of a CPU).
 		 */
-		unsigned long poll_us = clamp_ul(o->idle_ms * 333, POLL_MIN_US,
+		unsigned long quiet_ms = backoff_quiet_ms(&n->backoff,
+							  o->idle_ms);
+		unsigned long poll_us = clamp_ul(quiet_ms * 333, POLL_MIN_US,
 						 POLL_MAX_US);
 
 		if (o->max_naps && n->stats.naps >= o->max_naps)
@@ -1117,7 +1120,7 @@ static int run(struct napd *n)
 			n->quiet_since = now_ns(CLOCK_MONOTONIC);
 		}
 		if (now_ns(CLOCK_MONOTONIC) - n->quiet_since <
-		    o->idle_ms * 1000000ULL)
+		    quiet_ms * 1000000ULL)
 			continue;
 
 		/* Connections and UDP: in try_nap(), after wakeup_count. */

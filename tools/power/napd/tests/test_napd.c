@@ -1621,6 +1621,42 @@ static void test_backoff(void)
 	CHECK(backoff_left_ms(&b, now) == BACKOFF_MIN_MS);
 }
 
+/*
+ * Aborted entries lengthen the quiet time napd waits for (doubling, up
+ * to ADAPT_MAX_MS, never below idle-ms); naps that work shorten it
+ * again, a step each.
+ */
+static void test_adapt_quiet(void)
+{
+	struct backoff b = { 0 };
+	int i;
+
+	CHECK(backoff_quiet_ms(&b, 5) == 5);
+	CHECK(!backoff_aborted(&b, 0));
+	CHECK(backoff_quiet_ms(&b, 5) == 10);
+	CHECK(backoff_quiet_ms(&b, 1) == 2);
+	/* an idle-ms at or above the bound is left as it is */
+	CHECK(backoff_quiet_ms(&b, 64) == 64);
+	CHECK(backoff_quiet_ms(&b, 1000) == 1000);
+	/* below it, up to the bound and no further */
+	CHECK(backoff_quiet_ms(&b, 50) == 64);
+	CHECK(!backoff_aborted(&b, 0));
+	CHECK(backoff_quiet_ms(&b, 5) == 20);
+	for (i = 0; i < 10; i++)
+		backoff_aborted(&b, 0);
+	CHECK(backoff_quiet_ms(&b, 5) == ADAPT_MAX_MS);
+	CHECK(backoff_quiet_ms(&b, 1) == ADAPT_MAX_MS);
+	/* each nap that works: one step back */
+	backoff_nap_ok(&b);
+	CHECK(backoff_quiet_ms(&b, 1) == 32);
+	backoff_nap_ok(&b);
+	CHECK(backoff_quiet_ms(&b, 1) == 16);
+	for (i = 0; i < 10; i++)
+		backoff_nap_ok(&b);
+	CHECK(backoff_quiet_ms(&b, 5) == 5);
+	CHECK(backoff_quiet_ms(&b, 1) == 1);
+}
+
 /* ---- units with WatchdogSec= ---- */
 
 /* As systemd 252's systemctl show prints three services (and a stopped one). */
@@ -4055,6 +4091,7 @@ static const struct {
 	{ "max_nap_opts", test_max_nap_opts, false },
 	{ "nap_bound_max_nap_and_timer", test_nap_bound, false },
 	{ "backoff_after_aborted_entries", test_backoff, false },
+	{ "backoff_quiet_time_adapts", test_adapt_quiet, false },
 	{ "systemd_timers_json", test_timers_json, false },
 	{ "systemd_timers_query", test_timers_query, false },
 	{ "watchdog_units_parse_and_bound", test_watchdog_parse, false },

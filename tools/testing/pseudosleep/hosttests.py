@@ -973,15 +973,15 @@ def napd_stats(out):
     return stats
 
 
-def napd_session(gaps, setup=""):
+def napd_session(gaps, setup="", idle="--idle-ms 50"):
     """Boot a guest that serves HTTP under napd (guest/napd-run.sh with
-    SETUP's environment), send one request after each gap in GAPS (s),
-    then stop napd.  Returns (answered, lost, response times in s, napd's
-    --stats, napd's exit status or None, "yes"/"no"/None for the settings
-    put back, console)."""
+    SETUP's environment and IDLE, "" for napd's default), send one request
+    after each gap in GAPS (s), then stop napd.  Returns (answered, lost,
+    response times in s, napd's --stats, napd's exit status or None,
+    "yes"/"no"/None for the settings put back, console)."""
     port = pslib.free_port()
-    g = pslib.Guest("%s/usr/share/pseudosleep/napd-run.sh --idle-ms 50 "
-                    "--log --stats" % setup, fwd=["%d:80" % port],
+    g = pslib.Guest("%s/usr/share/pseudosleep/napd-run.sh %s "
+                    "--log --stats" % (setup, idle), fwd=["%d:80" % port],
                     timeout=900)
     answered, lost, times = 0, 0, []
     try:
@@ -1043,6 +1043,17 @@ def t_napd_requests():
     import random
     rnd = random.Random(20261121)
     res = napd_session([rnd.uniform(0.001, 0.300) for _ in range(200)])
+    return napd_verdict(200, res, 1)
+
+
+def t_napd_default_idle():
+    """The same 200 requests at random gaps of 1-300 ms under napd's
+    default idle time (5 ms, docs/napd-idle-time.md): every request is
+    answered, napd napped, settings put back."""
+    import random
+    rnd = random.Random(20261127)
+    res = napd_session([rnd.uniform(0.001, 0.300) for _ in range(200)],
+                       idle="")
     return napd_verdict(200, res, 1)
 
 
@@ -1137,6 +1148,8 @@ def t_napd_napi_defer():
 
 HOST_TESTS.append(("napd: 200 requests at random gaps, none lost, "
                    "settings restored", t_napd_requests))
+HOST_TESTS.append(("napd: 200 requests at random gaps under the default "
+                   "idle time, none lost", t_napd_default_idle))
 HOST_TESTS.append(("napd: with NAPI deferral on the kept NIC, requests "
                    "after a response and after a nap answered on time",
                    t_napd_napi_defer))

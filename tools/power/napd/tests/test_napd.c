@@ -358,7 +358,7 @@ static void test_opts_defaults(void)
 	CHECK(o.nr_ports == 1 && o.ports[0] == 80);
 	CHECK(o.nr_wake_devs == 1);
 	CHECK_STR(o.wake_devs[0], "eth0");
-	CHECK(o.idle_ms == 50);
+	CHECK(o.idle_ms == 5);
 	CHECK(o.mode == NAPD_MODE_PSEUDO);
 	CHECK(!o.dry_run && !o.stats && !o.log && !o.max_naps);
 	CHECK(o.nr_keep == 0);

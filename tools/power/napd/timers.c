@@ -23,6 +23,8 @@
 
 #include "timers.h"
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 bool timers_systemd_booted(const char *run)
 {
 	char path[4096];
@@ -213,11 +215,11 @@ int timespan_parse_us(const char *s, unsigned long long *us)
 		if (!*s || *s == ' ' || *s == '\n') {
 			total += whole;
 		} else {
-			for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			for (i = 0; i < ARRAY_SIZE(units); i++)
 				if (!strncmp(s, units[i].suffix,
 					     strlen(units[i].suffix)))
 					break;
-			if (i == sizeof(units) / sizeof(units[0]))
+			if (i == ARRAY_SIZE(units))
 				return -1;
 			s += strlen(units[i].suffix);
 			if (*s && *s != ' ' && *s != '\n')

@@ -745,12 +745,12 @@ static void update_watchdogs(struct napd *n)
 		n->watchdog_at = 0;
 		return;
 	}
+	/* the last answer stands: a unit's watchdog rarely changes */
+	if (ret && !n->watchdog_failing)
+		napd_log(LOG_WARNING, "cannot list WatchdogSec= (systemctl show): %s; using %s",
+			 strerror(-ret), n->watchdog_us ?
+			 "the last one found" : "max-nap only");
 	if (ret) {
-		/* the last answer stands: a unit's watchdog rarely changes */
-		if (!n->watchdog_failing)
-			napd_log(LOG_WARNING, "cannot list the units' WatchdogSec= (systemctl show): %s; naps are bounded by %s",
-				 strerror(-ret), n->watchdog_us ?
-				 "the last one found" : "max-nap only");
 		n->watchdog_failing = true;
 		return;
 	}
@@ -759,7 +759,7 @@ static void update_watchdogs(struct napd *n)
 		return;
 	n->watchdog_us = us;
 	if (us)
-		napd_log(LOG_INFO, "shortest WatchdogSec= of a running unit: %s (%s); naps end after at most %s",
+		napd_log(LOG_INFO, "shortest WatchdogSec= %s (%s): naps end within %s",
 			 fmt_ms(us / 1000, span, sizeof(span)), unit,
 			 fmt_ms(watchdog_bound_ms(0, us), bound, sizeof(bound)));
 	else
@@ -789,6 +789,14 @@ static unsigned long arm_bound(struct napd *n)
 }
 
 enum { NAP_DONE, NAP_SKIPPED };
+
+/* Once per back-off: the entries keep failing, and what may be why. */
+static void log_backoff(const struct napd *n, int err)
+{
+	napd_log(LOG_WARNING, "%lu nap entries in a row aborted (%s): backing off up to %lu s",
+		 n->backoff.aborted, strerror(-err), BACKOFF_MAX_MS / 1000);
+	napd_log(LOG_WARNING, "requests racing each entry, or a task that will not freeze?");
+}
 
 /* One handshake and nap attempt.  NAP_* or -errno on a fatal error. */
 static int try_nap(struct napd *n)
@@ -889,7 +897,7 @@ static int try_nap(struct napd *n)
 		unsigned long ended = backoff_nap_ok(&n->backoff);
 
 		if (ended)
-			napd_log(LOG_INFO, "napping again after %lu aborted entries in a row; back-off over",
+			napd_log(LOG_INFO, "back-off over: a nap worked after %lu aborted",
 				 ended);
 		n->stats.last_entry_ns = entry;
 		n->stats.last_exit_ns = now_ns(CLOCK_REALTIME);
@@ -901,9 +909,7 @@ static int try_nap(struct napd *n)
 		n->stats.aborted++;
 		logmsg(n, LOG_DEBUG, "nap aborted by a wakeup event during entry aborted=1");
 		if (backoff_aborted(&n->backoff, now_ns(CLOCK_MONOTONIC)))
-			napd_log(LOG_WARNING, "%lu nap entries in a row aborted (%s): a wakeup event at every entry, or a task that does not freeze (stuck in D state on NFS or 9p?); backing off, %lu s to %lu s between attempts, until a nap works",
-				 n->backoff.aborted, strerror(-ret),
-				 BACKOFF_MIN_MS / 1000, BACKOFF_MAX_MS / 1000);
+			log_backoff(n, ret);
 		return NAP_DONE;
 	}
 	if (ret == -EINTR)

@@ -1301,7 +1301,7 @@ def t_napd_watchdog():
             "without a request", console
     if done.group(1) != "0":
         return "failed", detail + "; napd exit " + done.group(1), console
-    if not any("WatchdogSec= of a running unit: 12 s (pinger.service)" in l
+    if not any("shortest WatchdogSec= 12 s (pinger.service)" in l
                for l in out):
         return "failed", detail + "; napd did not log the unit's " \
             "watchdog", console

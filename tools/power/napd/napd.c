@@ -905,7 +905,10 @@ static int try_nap(struct napd *n)
 		return NAP_DONE;
 	}
 	if (ret == -EBUSY || ret == -EAGAIN) {
-		/* A wakeup event raced the entry: exactly what we want. */
+		/*
+		 * A wakeup event raced the entry (exactly what we want), or a
+		 * task did not freeze: again and again, and napd backs off.
+		 */
 		n->stats.aborted++;
 		logmsg(n, LOG_DEBUG, "nap aborted by a wakeup event during entry aborted=1");
 		if (backoff_aborted(&n->backoff, now_ns(CLOCK_MONOTONIC)))

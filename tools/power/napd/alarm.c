@@ -62,3 +62,17 @@ unsigned long nap_bound_ms(unsigned long max_nap_ms,
 		return due_ms;
 	return max_nap_ms;
 }
+
+unsigned long watchdog_bound_ms(unsigned long bound_ms,
+				unsigned long long watchdog_us)
+{
+	unsigned long long quarter_ms = watchdog_us / 4000;
+
+	if (!watchdog_us)
+		return bound_ms;
+	if (!quarter_ms)
+		quarter_ms = 1;
+	if (!bound_ms || quarter_ms < bound_ms)
+		return quarter_ms;
+	return bound_ms;
+}

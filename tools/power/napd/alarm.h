@@ -29,4 +29,14 @@ unsigned long nap_bound_ms(unsigned long max_nap_ms,
 			   unsigned long long timer_us,
 			   unsigned long long now_us);
 
+/*
+ * @bound_ms (0: none) shortened for a unit with WatchdogSec=: a quarter
+ * of the shortest one, @watchdog_us (0: none).  A service pings every
+ * half period, as sd_watchdog_enabled(3) advises; a ping due in a nap
+ * comes when the nap ends, so with naps of at most a quarter period it
+ * comes a quarter before the deadline.  At least 1.  Pure, for the tests.
+ */
+unsigned long watchdog_bound_ms(unsigned long bound_ms,
+				unsigned long long watchdog_us);
+
 #endif /* NAPD_ALARM_H */

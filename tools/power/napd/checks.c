@@ -23,6 +23,7 @@ static const char *const check_names[NR_CHECKS] = {
 	[CHECK_HANDSHAKE] = "handshake",
 	[CHECK_INHIBITOR] = "inhibitor",
 	[CHECK_PAUSED] = "paused",
+	[CHECK_BACKOFF] = "backoff",
 };
 
 const char *check_name(enum napd_check c)
@@ -61,6 +62,7 @@ int parse_proc_stat(const char *text, struct cpu_sample *s)
 		return -1;
 	s->busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
 	s->total = s->busy + v[3] + v[4];
+	s->self = 0;
 	p = find_line(text, "procs_running ");
 	if (!p || sscanf(p, "%lu", &s->running) != 1)
 		return -1;
@@ -77,6 +79,10 @@ unsigned int cpu_use_permille(const struct cpu_sample *from,
 		return 0;
 	busy = to->busy - from->busy;
 	total = to->total - from->total;
+	/* the two counters are sampled apart: never below nothing */
+	if (to->self > from->self)
+		busy -= to->self - from->self < busy ?
+			to->self - from->self : busy;
 	if (busy > total)
 		busy = total;
 	return busy * 1000 / total;

@@ -26,6 +26,7 @@ enum napd_check {
 	CHECK_HANDSHAKE,	/* wakeup_count write refused */
 	CHECK_INHIBITOR,	/* a logind sleep inhibitor lock is held */
 	CHECK_PAUSED,		/* napctl pause */
+	CHECK_BACKOFF,		/* backing off after aborted entries */
 	NR_CHECKS,
 };
 
@@ -35,12 +36,17 @@ struct cpu_sample {
 	unsigned long long busy;	/* USER_HZ ticks, all CPUs */
 	unsigned long long total;
 	unsigned long running;		/* procs_running, napd included */
+	unsigned long long self;	/* napd's own CPU time, same ticks */
 };
 
 /* The "cpu " and "procs_running" lines of /proc/stat.  0 or -1. */
 int parse_proc_stat(const char *text, struct cpu_sample *s);
 
-/* CPU use between two samples in tenths of a percent of all CPUs. */
+/*
+ * CPU use between two samples in tenths of a percent of all CPUs, napd's
+ * own (@self) left out: its polls are not the machine's work, and at a
+ * short idle time they would hold back every nap.
+ */
 unsigned int cpu_use_permille(const struct cpu_sample *from,
 			      const struct cpu_sample *to);
 

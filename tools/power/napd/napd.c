@@ -32,8 +32,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/times.h>
 
 #include "alarm.h"
+#include "backoff.h"
 #include "devpolicy.h"
 #include "devtiming.h"
 #include "checks.h"
@@ -59,6 +61,9 @@ static void on_signal(int sig)
 		stop = 1;
 }
 
+/* Samples of /proc/stat kept for a CPU window longer than the quiet time. */
+#define CPU_HIST	32
+
 struct napd {
 	struct napd_opts *o;
 	int argc;
@@ -73,6 +78,9 @@ struct napd {
 	bool have_diskstats;
 	bool sampled;			/* cpu0/disk0 taken for this window */
 	struct cpu_sample cpu0;
+	struct cpu_sample cpu_hist[CPU_HIST];	/* the latest samples ... */
+	unsigned long long cpu_hist_at[CPU_HIST];	/* ... taken then */
+	unsigned int cpu_hist_next;
 	struct disk_sample disk0;
 	int busy_check;			/* per-poll check seen busy, or -1 */
 	bool napped;			/* since the last nap held back */
@@ -94,9 +102,13 @@ struct napd {
 	bool timers_failing;		/* logged; quiet until it works */
 	unsigned long long timer_us;	/* next systemd timer, realtime */
 	unsigned long long timers_at;	/* CLOCK_MONOTONIC ns, last asked */
+	unsigned long long watchdog_us;	/* shortest WatchdogSec=, 0: none */
+	unsigned long long watchdog_at;	/* CLOCK_MONOTONIC ns, last asked */
+	bool watchdog_failing;		/* logged; quiet until it works */
 	bool paused;			/* napctl pause ... */
 	unsigned long long pause_until;	/* ... until CLOCK_MONOTONIC ns; 0: resume */
 	bool inhibit_failing;		/* logged; quiet until it works */
+	struct backoff backoff;		/* after aborted entries in a row */
 };
 
 /* The longest napctl pause with an end. */
@@ -350,6 +362,47 @@ static int activity(struct napd *n, bool full)
 	return -1;
 }
 
+/* napd's own CPU time in USER_HZ ticks, as /proc/stat counts. */
+static unsigned long long napd_ticks(void)
+{
+	struct tms t;
+
+	if (times(&t) == (clock_t)-1)
+		return 0;
+	return (unsigned long long)t.tms_utime + t.tms_stime;
+}
+
+/*
+ * The start of the CPU window ending at @cpu: the quiet time's own
+ * sample if at least CPU_MIN_TICKS went by since, else the latest
+ * earlier sample that far back (@at: when it was taken), else NULL.  At
+ * a short idle time the window reaches back before the quiet time: CPU
+ * use "over the last few ticks" rather than a guess from one tick.
+ */
+static const struct cpu_sample *cpu_base(const struct napd *n,
+					 const struct cpu_sample *cpu,
+					 unsigned long long *at)
+{
+	const struct cpu_sample *best = NULL;
+	unsigned int i;
+
+	*at = n->quiet_since;
+	if (cpu->total - n->cpu0.total >= CPU_MIN_TICKS)
+		return &n->cpu0;
+	for (i = 0; i < CPU_HIST; i++) {
+		const struct cpu_sample *h = &n->cpu_hist[i];
+
+		if (!h->total || h->total > cpu->total ||
+		    cpu->total - h->total < CPU_MIN_TICKS)
+			continue;
+		if (!best || h->total > best->total) {
+			best = h;
+			*at = n->cpu_hist_at[i];
+		}
+	}
+	return best;
+}
+
 static int sample(struct napd *n, struct cpu_sample *cpu,
 		  struct disk_sample *disk)
 {
@@ -364,6 +417,10 @@ static int sample(struct napd *n, struct cpu_sample *cpu,
 		napd_log(LOG_ERR, "cannot parse %s", n->stat_path);
 		return -EINVAL;
 	}
+	cpu->self = napd_ticks();
+	n->cpu_hist[n->cpu_hist_next] = *cpu;
+	n->cpu_hist_at[n->cpu_hist_next] = now_ns(CLOCK_MONOTONIC);
+	n->cpu_hist_next = (n->cpu_hist_next + 1) % CPU_HIST;
 	memset(disk, 0, sizeof(*disk));
 	if (!n->have_diskstats || !n->o->disk_check)
 		return 0;
@@ -400,6 +457,20 @@ static bool paused(struct napd *n)
 	return true;
 }
 
+/* Holding naps off after aborted entries?  The reason goes to n->why. */
+static bool backing_off(struct napd *n)
+{
+	unsigned long left = backoff_left_ms(&n->backoff,
+					     now_ns(CLOCK_MONOTONIC));
+
+	if (!left)
+		return false;
+	snprintf(n->why, sizeof(n->why),
+		 "backing off after %lu aborted entries in a row, %.1f s more",
+		 n->backoff.aborted, left / 1e3);
+	return true;
+}
+
 /*
  * A logind sleep inhibitor held?  A directory that cannot be read is
  * logged once and counts as none: logind's own files, not ours.
@@ -426,6 +497,8 @@ static bool inhibited(struct napd *n)
 static int idle_checks(struct napd *n)
 {
 	const struct napd_opts *o = n->o;
+	const struct cpu_sample *base;
+	unsigned long long base_at;
 	struct cpu_sample cpu;
 	struct disk_sample disk;
 	unsigned int use;
@@ -436,20 +509,24 @@ static int idle_checks(struct napd *n)
 		return CHECK_ERR(ret);
 	/*
 	 * /proc/stat counts in USER_HZ ticks (10 ms): a short idle window
-	 * may hold none.  Wait for a few ticks, or CPU_WINDOW_MAX_NS; a
-	 * window with no tick at all says nothing about the CPU use (napd
-	 * itself may not have run for a while), so it is never idle.
+	 * may hold none.  Measure from an earlier sample at least a few
+	 * ticks back (cpu_base()); with none yet (at start), wait for a few
+	 * ticks, or CPU_WINDOW_MAX_NS; a window with no tick at all says
+	 * nothing about the CPU use (napd itself may not have run for a
+	 * while), so it is never idle.
 	 */
-	if (o->cpu_max < 100 && (cpu.total == n->cpu0.total ||
-	    (cpu.total - n->cpu0.total < CPU_MIN_TICKS &&
-	     now_ns(CLOCK_MONOTONIC) - n->quiet_since < CPU_WINDOW_MAX_NS)))
+	base = cpu_base(n, &cpu, &base_at);
+	if (o->cpu_max < 100 && !base && (cpu.total == n->cpu0.total ||
+	    now_ns(CLOCK_MONOTONIC) - n->quiet_since < CPU_WINDOW_MAX_NS))
 		return CHECK_WAIT;
-	use = cpu_use_permille(&n->cpu0, &cpu);
+	use = cpu_use_permille(base ? base : &n->cpu0, &cpu);
 	ret = o->nr_procs ? find_process(o->proc_root, o->procs, o->nr_procs,
 					 getpid(), n->why, sizeof(n->why)) : 0;
 	if (ret < 0)
 		return CHECK_ERR(ret);
-	if (paused(n)) {
+	if (backing_off(n)) {
+		check = CHECK_BACKOFF;
+	} else if (paused(n)) {
 		check = CHECK_PAUSED;
 	} else if (inhibited(n)) {
 		check = CHECK_INHIBITOR;
@@ -457,8 +534,9 @@ static int idle_checks(struct napd *n)
 		check = CHECK_PROCESS;
 	} else if (o->cpu_max < 100 && use > o->cpu_max * 10) {
 		snprintf(n->why, sizeof(n->why),
-			 "CPU use %u.%u%% > %lu%% over the last %lu ms",
-			 use / 10, use % 10, o->cpu_max, o->idle_ms);
+			 "CPU use %u.%u%% > %lu%% over the last %llu ms",
+			 use / 10, use % 10, o->cpu_max,
+			 (now_ns(CLOCK_MONOTONIC) - base_at) / 1000000);
 		check = CHECK_CPU;
 	} else if (cpu.running > 1 + o->runnable_max) {
 		/* procs_running counts napd itself: it is reading. */
@@ -644,6 +722,51 @@ static void update_timers(struct napd *n)
 	n->timers_failing = false;
 }
 
+static const char *fmt_ms(unsigned long ms, char *buf, size_t size);
+
+/*
+ * The shortest WatchdogSec= of the running services, asked of systemd
+ * once a minute with the timers: a unit whose watchdog pings a nap
+ * delays must not be killed for it (a unit started since is found
+ * within a minute).  Logged when it changes.
+ */
+static void update_watchdogs(struct napd *n)
+{
+	unsigned long long now = now_ns(CLOCK_MONOTONIC), us;
+	char unit[128], span[32], bound[32];
+	int ret;
+
+	if (!n->timers_on ||
+	    (n->watchdog_at && now - n->watchdog_at < TIMERS_MAX_NS))
+		return;
+	n->watchdog_at = now;
+	ret = watchdog_query("systemctl", TIMERS_TIMEOUT_MS, &us, unit,
+			     sizeof(unit));
+	if (ret == -EINTR) {
+		n->watchdog_at = 0;
+		return;
+	}
+	/* the last answer stands: a unit's watchdog rarely changes */
+	if (ret && !n->watchdog_failing)
+		napd_log(LOG_WARNING, "cannot list WatchdogSec= (systemctl show): %s; using %s",
+			 strerror(-ret), n->watchdog_us ?
+			 "the last one found" : "max-nap only");
+	if (ret) {
+		n->watchdog_failing = true;
+		return;
+	}
+	n->watchdog_failing = false;
+	if (us == n->watchdog_us)
+		return;
+	n->watchdog_us = us;
+	if (us)
+		napd_log(LOG_INFO, "shortest WatchdogSec= %s (%s): naps end within %s",
+			 fmt_ms(us / 1000, span, sizeof(span)), unit,
+			 fmt_ms(watchdog_bound_ms(0, us), bound, sizeof(bound)));
+	else
+		napd_log(LOG_INFO, "no running unit with WatchdogSec=");
+}
+
 /* Arm the alarm for this nap; its length in ms, 0 for unbounded. */
 static unsigned long arm_bound(struct napd *n)
 {
@@ -654,6 +777,7 @@ static unsigned long arm_bound(struct napd *n)
 		return 0;
 	ms = nap_bound_ms(n->o->max_nap_ms, n->timers_on ? n->timer_us : 0,
 			  now_ns(CLOCK_REALTIME) / 1000);
+	ms = watchdog_bound_ms(ms, n->timers_on ? n->watchdog_us : 0);
 	if (!ms)
 		return 0;
 	ret = alarm_arm(n->alarm_fd, ms);
@@ -666,6 +790,14 @@ static unsigned long arm_bound(struct napd *n)
 }
 
 enum { NAP_DONE, NAP_SKIPPED };
+
+/* Once per back-off: the entries keep failing, and what may be why. */
+static void log_backoff(const struct napd *n, int err)
+{
+	napd_log(LOG_WARNING, "%lu nap entries in a row aborted (%s): backing off up to %lu s",
+		 n->backoff.aborted, strerror(-err), BACKOFF_MAX_MS / 1000);
+	napd_log(LOG_WARNING, "requests racing each entry, or a task that will not freeze?");
+}
 
 /* One handshake and nap attempt.  NAP_* or -errno on a fatal error. */
 static int try_nap(struct napd *n)
@@ -763,15 +895,25 @@ static int try_nap(struct napd *n)
 	ret = sysfs_write(s->state, "mem");
 	alarm = bound && alarm_disarm(n->alarm_fd);
 	if (!ret) {
+		unsigned long ended = backoff_nap_ok(&n->backoff);
+
+		if (ended)
+			napd_log(LOG_INFO, "back-off over: a nap worked after %lu aborted",
+				 ended);
 		n->stats.last_entry_ns = entry;
 		n->stats.last_exit_ns = now_ns(CLOCK_REALTIME);
 		after_nap(n, now_ns(CLOCK_BOOTTIME) - t0, alarm);
 		return NAP_DONE;
 	}
 	if (ret == -EBUSY || ret == -EAGAIN) {
-		/* A wakeup event raced the entry: exactly what we want. */
+		/*
+		 * A wakeup event raced the entry (exactly what we want), or a
+		 * task did not freeze: again and again, and napd backs off.
+		 */
 		n->stats.aborted++;
 		logmsg(n, LOG_DEBUG, "nap aborted by a wakeup event during entry aborted=1");
+		if (backoff_aborted(&n->backoff, now_ns(CLOCK_MONOTONIC)))
+			log_backoff(n, ret);
 		return NAP_DONE;
 	}
 	if (ret == -EINTR)
@@ -916,6 +1058,7 @@ static void do_reload(struct napd *n)
 	n->timers_on = n->alarm_fd >= 0 && o->systemd_timers &&
 		       timers_systemd_booted("/run");
 	n->timers_at = 0;
+	n->watchdog_at = 0;
 	n->sampled = false;
 	n->conn_clean = false;	/* the ports may have changed */
 	napd_log(LOG_INFO, "reloaded: idle %lu ms, cpu-max %lu%%, runnable-max %lu, %d process name%s",
@@ -925,20 +1068,36 @@ static void do_reload(struct napd *n)
 	notify(false, false, status);
 }
 
+/* How often run() looks for quiet, in us. */
+#define POLL_MIN_US	2000UL
+#define POLL_MAX_US	25000UL
+
+static unsigned long clamp_ul(unsigned long v, unsigned long lo,
+			      unsigned long hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
 static int run(struct napd *n)
 {
 	int ret;
 
 	update_timers(n);
+	update_watchdogs(n);
 	n->quiet_since = now_ns(CLOCK_MONOTONIC);
 	while (!stop) {
 		const struct napd_opts *o = n->o;
 		/*
-		 * Notice idle-ms of quiet within a third of it: each wakeup
-		 * costs (at --idle-ms 50, 60 a second are ~0.35 % of a CPU).
+		 * The quiet time: idle-ms, longer after aborted entries
+		 * (backoff.h).  Notice it within a third of it, but not more
+		 * often than every POLL_MIN_US: each wakeup costs (a read of
+		 * the packet counters; at --idle-ms 50, 60 a second are
+		 * ~0.35 % of a CPU).
 		 */
-		unsigned long poll_us = o->idle_ms * 333 < 25000 ?
-					o->idle_ms * 333 : 25000;
+		unsigned long quiet_ms = backoff_quiet_ms(&n->backoff,
+							  o->idle_ms);
+		unsigned long poll_us = clamp_ul(quiet_ms * 333, POLL_MIN_US,
+						 POLL_MAX_US);
 
 		if (o->max_naps && n->stats.naps >= o->max_naps)
 			return 0;
@@ -971,7 +1130,7 @@ static int run(struct napd *n)
 			n->quiet_since = now_ns(CLOCK_MONOTONIC);
 		}
 		if (now_ns(CLOCK_MONOTONIC) - n->quiet_since <
-		    o->idle_ms * 1000000ULL)
+		    quiet_ms * 1000000ULL)
 			continue;
 
 		/* Connections and UDP: in try_nap(), after wakeup_count. */
@@ -991,6 +1150,7 @@ static int run(struct napd *n)
 			return ret;
 		/* Awake anyway: before the next window's CPU sample. */
 		update_timers(n);
+		update_watchdogs(n);
 		/*
 		 * After a wake (or an aborted or refused attempt, or work
 		 * found at the last moment) stay up for idle-ms of quiet.

@@ -35,7 +35,7 @@ const char napd_usage[] =
 "  --udp-port PORT      UDP port served: queued data blocks a nap (repeatable)\n"
 "  --wake-dev NETDEV    network device whose IRQs end a nap (required,\n"
 "                       repeatable); a bond, team or VLAN stands for its NICs\n"
-"  --idle-ms MS         quiet time before a nap (1..3600000, default 50)\n"
+"  --idle-ms MS         quiet time before a nap (1..3600000, default 5)\n"
 "  --mode MODE          pseudo (default), s2idle or deep\n"
 "  --wake-on WHAT       pseudo naps end on: task (a request for user space;\n"
 "                       ARP, ping and the like are served asleep), irq (any\n"

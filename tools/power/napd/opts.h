@@ -17,7 +17,7 @@
 #define NAPD_MAX_PROCS		16
 #define NAPD_MAX_WAKE_DEVS	8
 #define NAPD_MAX_NAP_DEVS	16	/* nap-keep, nap-suspend each */
-#define NAPD_IDLE_MS_DEFAULT	50
+#define NAPD_IDLE_MS_DEFAULT	5
 #define NAPD_IDLE_MS_MAX	3600000UL
 #define NAPD_CPU_MAX_DEFAULT	10
 #define NAPD_CONFIG_DEFAULT	"/etc/napd.conf"

@@ -16,11 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <stdbool.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "timers.h"
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 bool timers_systemd_booted(const char *run)
 {
@@ -107,10 +110,13 @@ static int read_all(int fd, char *buf, size_t size, int timeout_ms)
 	return 0;
 }
 
-int timers_query(const char *systemctl, unsigned long long now_us,
-		 int timeout_ms, unsigned long long *next_us)
+/*
+ * Run @argv (argv[0] looked up in PATH) with stdout into @buf, within
+ * @timeout_ms.  0, or -errno (-EPROTO for a failed exit status).
+ */
+static int run_capture(char *const argv[], char *buf, size_t size,
+		       int timeout_ms)
 {
-	static char buf[256 * 1024];	/* ~150 bytes a timer */
 	int pfd[2], status, ret;
 	pid_t pid;
 
@@ -133,12 +139,11 @@ int timers_query(const char *systemctl, unsigned long long now_us,
 		}
 		/* napd ignores SIGPIPE; systemctl should not */
 		signal(SIGPIPE, SIG_DFL);
-		execlp(systemctl, systemctl, "--output=json", "--no-pager",
-		       "list-timers", "--all", (char *)NULL);
+		execvp(argv[0], argv);
 		_exit(127);
 	}
 	close(pfd[1]);
-	ret = read_all(pfd[0], buf, sizeof(buf), timeout_ms);
+	ret = read_all(pfd[0], buf, size, timeout_ms);
 	close(pfd[0]);
 	if (ret)
 		kill(pid, SIGKILL);
@@ -148,5 +153,169 @@ int timers_query(const char *systemctl, unsigned long long now_us,
 		return ret;
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		return -EPROTO;
+	return 0;
+}
+
+int timers_query(const char *systemctl, unsigned long long now_us,
+		 int timeout_ms, unsigned long long *next_us)
+{
+	static char buf[256 * 1024];	/* ~150 bytes a timer */
+	char *const argv[] = { (char *)systemctl, "--output=json",
+			       "--no-pager", "list-timers", "--all", NULL };
+	int ret = run_capture(argv, buf, sizeof(buf), timeout_ms);
+
+	if (ret)
+		return ret;
 	return timers_parse_json(buf, now_us, next_us) ? -EPROTO : 0;
+}
+
+int timespan_parse_us(const char *s, unsigned long long *us)
+{
+	static const struct {
+		const char *suffix;
+		unsigned long long us;
+	} units[] = {
+		/* longest first: "ms" before "m", "min" before "m" */
+		{ "month", 2629800000000ULL }, { "min", 60000000ULL },
+		{ "ms", 1000ULL }, { "us", 1ULL }, { "\xc2\xb5s", 1ULL },
+		{ "y", 31557600000000ULL }, { "w", 604800000000ULL },
+		{ "d", 86400000000ULL }, { "h", 3600000000ULL },
+		{ "s", 1000000ULL },
+	};
+	unsigned long long total = 0;
+	bool any = false;
+
+	while (*s == ' ')
+		s++;
+	if (!strncmp(s, "infinity", 8) && (!s[8] || s[8] == '\n')) {
+		*us = 0;
+		return 0;
+	}
+	while (*s && *s != '\n') {
+		unsigned long long whole, frac = 0, scale = 1;
+		unsigned int i;
+		char *end;
+
+		if (*s < '0' || *s > '9')
+			return -1;
+		errno = 0;
+		whole = strtoull(s, &end, 10);
+		if (errno)
+			return -1;
+		s = end;
+		if (*s == '.') {
+			for (s++; *s >= '0' && *s <= '9'; s++) {
+				if (scale < 1000000000ULL) {
+					frac = frac * 10 + (*s - '0');
+					scale *= 10;
+				}
+			}
+		}
+		/* a bare number: "0", or microseconds, the property's unit */
+		if (!*s || *s == ' ' || *s == '\n') {
+			total += whole;
+		} else {
+			for (i = 0; i < ARRAY_SIZE(units); i++)
+				if (!strncmp(s, units[i].suffix,
+					     strlen(units[i].suffix)))
+					break;
+			if (i == ARRAY_SIZE(units))
+				return -1;
+			s += strlen(units[i].suffix);
+			if (*s && *s != ' ' && *s != '\n')
+				return -1;
+			total += whole * units[i].us +
+				 frac * units[i].us / scale;
+		}
+		any = true;
+		while (*s == ' ')
+			s++;
+	}
+	if (!any)
+		return -1;
+	*us = total;
+	return 0;
+}
+
+/* The value of "@key=" in the record from @rec to @end, or NULL. */
+static const char *rec_value(const char *rec, const char *end,
+			     const char *key, size_t *len)
+{
+	size_t klen = strlen(key);
+	const char *p = rec;
+
+	while (p && p < end) {
+		const char *nl = memchr(p, '\n', end - p);
+
+		if (!strncmp(p, key, klen) && p[klen] == '=') {
+			*len = (nl ? nl : end) - (p + klen + 1);
+			return p + klen + 1;
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
+int watchdog_parse_show(const char *text, unsigned long long *min_us,
+			char *unit, size_t size)
+{
+	const char *rec = text;
+
+	*min_us = 0;
+	if (size)
+		unit[0] = '\0';
+	while (*rec) {
+		const char *end = strstr(rec, "\n\n"), *id, *state, *wd;
+		size_t id_len, state_len, wd_len;
+		unsigned long long us;
+		char span[64];
+
+		if (!end)
+			end = rec + strlen(rec);
+		id = rec_value(rec, end, "Id", &id_len);
+		state = rec_value(rec, end, "ActiveState", &state_len);
+		wd = rec_value(rec, end, "WatchdogUSec", &wd_len);
+		if (!id && !state && !wd) {
+			/* blank lines between records, or not ours */
+			for (; rec < end; rec++)
+				if (*rec != '\n' && *rec != ' ')
+					return -1;
+		} else {
+			if (!wd || wd_len >= sizeof(span))
+				return -1;
+			memcpy(span, wd, wd_len);
+			span[wd_len] = '\0';
+			if (timespan_parse_us(span, &us))
+				return -1;
+			if (us && state &&
+			    ((state_len == 6 && !strncmp(state, "active", 6)) ||
+			     (state_len == 10 && !strncmp(state, "activating", 10)) ||
+			     (state_len == 9 && !strncmp(state, "reloading", 9))) &&
+			    (!*min_us || us < *min_us)) {
+				*min_us = us;
+				if (size)
+					snprintf(unit, size, "%.*s",
+						 id ? (int)id_len : 1,
+						 id ? id : "?");
+			}
+		}
+		rec = end;
+		while (*rec == '\n')
+			rec++;
+	}
+	return 0;
+}
+
+int watchdog_query(const char *systemctl, int timeout_ms,
+		   unsigned long long *min_us, char *unit, size_t size)
+{
+	static char buf[256 * 1024];	/* ~80 bytes a unit */
+	char *const argv[] = { (char *)systemctl, "--no-pager", "show",
+			       "--property=Id,ActiveState,WatchdogUSec",
+			       "*.service", NULL };
+	int ret = run_capture(argv, buf, sizeof(buf), timeout_ms);
+
+	if (ret)
+		return ret;
+	return watchdog_parse_show(buf, min_us, unit, size) ? -EPROTO : 0;
 }

@@ -8,6 +8,7 @@
 #define NAPD_TIMERS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Was the machine booted with systemd (sd_booted())?  @run: "/run". */
 bool timers_systemd_booted(const char *run);
@@ -31,5 +32,30 @@ int timers_parse_json(const char *json, unsigned long long now_us,
  */
 int timers_query(const char *systemctl, unsigned long long now_us,
 		 int timeout_ms, unsigned long long *next_us);
+
+/*
+ * A systemd time span as systemctl show prints one ("3min", "1min 30s",
+ * "1.500000s", "500ms", "0", "infinity") in microseconds; infinity is
+ * 0, no limit.  0 or -1 if it does not parse.  Pure, for the tests.
+ */
+int timespan_parse_us(const char *s, unsigned long long *us);
+
+/*
+ * The shortest WatchdogUSec of the running units in `systemctl show
+ * --property=Id,ActiveState,WatchdogUSec` text @text (records parted by
+ * blank lines): *@min_us, 0 if none has a watchdog, with the unit's
+ * name in @unit.  Units not active, activating or reloading are left
+ * out.  0, or -1 if the text is not such a list.  Pure, for the tests.
+ */
+int watchdog_parse_show(const char *text, unsigned long long *min_us,
+			char *unit, size_t size);
+
+/*
+ * Run @systemctl --no-pager show --property=Id,ActiveState,WatchdogUSec
+ * '*.service' and parse its answer as above, within @timeout_ms.  0, or
+ * -errno as timers_query().
+ */
+int watchdog_query(const char *systemctl, int timeout_ms,
+		   unsigned long long *min_us, char *unit, size_t size);
 
 #endif /* NAPD_TIMERS_H */

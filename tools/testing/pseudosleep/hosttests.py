@@ -1080,15 +1080,15 @@ def napd_stats(out):
     return stats
 
 
-def napd_session(gaps, setup=""):
+def napd_session(gaps, setup="", idle="--idle-ms 50"):
     """Boot a guest that serves HTTP under napd (guest/napd-run.sh with
-    SETUP's environment), send one request after each gap in GAPS (s),
-    then stop napd.  Returns (answered, lost, response times in s, napd's
-    --stats, napd's exit status or None, "yes"/"no"/None for the settings
-    put back, console)."""
+    SETUP's environment and IDLE, "" for napd's default), send one request
+    after each gap in GAPS (s), then stop napd.  Returns (answered, lost,
+    response times in s, napd's --stats, napd's exit status or None,
+    "yes"/"no"/None for the settings put back, console)."""
     port = pslib.free_port()
-    g = pslib.Guest("%s/usr/share/pseudosleep/napd-run.sh --idle-ms 50 "
-                    "--log --stats" % setup, fwd=["%d:80" % port],
+    g = pslib.Guest("%s/usr/share/pseudosleep/napd-run.sh %s "
+                    "--log --stats" % (setup, idle), fwd=["%d:80" % port],
                     timeout=900)
     answered, lost, times = 0, 0, []
     try:
@@ -1150,6 +1150,17 @@ def t_napd_requests():
     import random
     rnd = random.Random(20261121)
     res = napd_session([rnd.uniform(0.001, 0.300) for _ in range(200)])
+    return napd_verdict(200, res, 1)
+
+
+def t_napd_default_idle():
+    """The same 200 requests at random gaps of 1-300 ms under napd's
+    default idle time (5 ms, docs/napd-idle-time.md): every request is
+    answered, napd napped, settings put back."""
+    import random
+    rnd = random.Random(20261127)
+    res = napd_session([rnd.uniform(0.001, 0.300) for _ in range(200)],
+                       idle="")
     return napd_verdict(200, res, 1)
 
 
@@ -1244,6 +1255,8 @@ def t_napd_napi_defer():
 
 HOST_TESTS.append(("napd: 200 requests at random gaps, none lost, "
                    "settings restored", t_napd_requests))
+HOST_TESTS.append(("napd: 200 requests at random gaps under the default "
+                   "idle time, none lost", t_napd_default_idle))
 HOST_TESTS.append(("napd: with NAPI deferral on the kept NIC, requests "
                    "after a response and after a nap answered on time",
                    t_napd_napi_defer))
@@ -1346,6 +1359,198 @@ def t_napd_max_nap():
 
 HOST_TESTS.append(("napd: --max-nap 2s ends naps by itself with no "
                    "request, settings restored", t_napd_max_nap))
+
+
+# Units with WatchdogSec= (issue 32): a stand-in systemctl in the guest
+# reports one with WatchdogSec=12s; napd has no max-nap of its own, so
+# only the watchdog bound (a quarter, 3 s) ends its naps.  The unit pings
+# every 6 s; systemd kills it if two pings are 12 s apart.  Expected:
+# pings at most 6 + 3 s apart (and the exit), so 3 s of margin for TCG.
+WATCHDOG_S = 12
+WATCHDOG_RUN_S = 60
+
+
+def t_napd_watchdog():
+    """With a running unit that has WatchdogSec=12s and --max-nap 0, napd
+    ends each nap after at most a quarter of it (its alarm, no request
+    at all), so the unit's pings, every 6 s, are never 12 s apart; napd
+    logs the bound; SIGTERM stops it with only the alarm to wake it;
+    settings restored."""
+    g = pslib.Guest("/usr/share/pseudosleep/napd-watchdog.sh %d --idle-ms 50 "
+                    "--log --stats" % WATCHDOG_S, timeout=600)
+    done = restored = gap = pings = None
+    try:
+        if not g.wait_line("^NAPD-STARTED", 180):
+            raise RuntimeError("napd did not start")
+        time.sleep(WATCHDOG_RUN_S)
+        g.signal("stop")
+        # No request: only the watchdog bound's alarm ends the nap.
+        done = g.wait_line(r"^NAPD-EXIT (\d+)", 60)
+        pings = g.wait_line(r"^PINGS (\d+)", 30)
+        gap = g.wait_line(r"^PING-GAP-MAX ([\d.]+)", 30)
+        restored = g.wait_line(r"^RESTORED (\w+)", 30)
+    finally:
+        g.finish()
+        console = g.console()
+        out = list(g.output)
+        g.cleanup()
+    naps = [(float(m.group(1)) / 1e3, m.group(2))
+            for m in (NAP_LINE.search(l) for l in out) if m]
+    alarm = [d for d, w in naps if w == "alarm"]
+    bound = WATCHDOG_S / 4.0
+    detail = "%d naps, %d ended by the alarm, longest %.2f s; %s pings, " \
+        "longest gap %s s (WatchdogSec=%d s)" % (
+            len(naps), len(alarm), max([d for d, _ in naps] or [0]),
+            pings.group(1) if pings else "?",
+            gap.group(1) if gap else "?", WATCHDOG_S)
+    if not done:
+        return "failed", detail + "; napd did not exit on SIGTERM " \
+            "without a request", console
+    if done.group(1) != "0":
+        return "failed", detail + "; napd exit " + done.group(1), console
+    if not any("shortest WatchdogSec= 12 s (pinger.service)" in l
+               for l in out):
+        return "failed", detail + "; napd did not log the unit's " \
+            "watchdog", console
+    if len(alarm) < 3:
+        return "failed", detail + "; fewer than 3 naps ended by the alarm", \
+            console
+    if max(alarm) > bound + MAX_NAP_SLACK_S:
+        return "failed", detail + "; a nap outlasted WatchdogSec/4", console
+    if not gap or not pings or int(pings.group(1)) < 4:
+        return "failed", detail + "; too few pings", console
+    if float(gap.group(1)) >= WATCHDOG_S:
+        return "failed", detail + "; systemd would have killed the unit", \
+            console
+    if not restored or restored.group(1) != "yes":
+        return "failed", detail + "; settings not restored", console
+    return "passed", detail + "; settings restored", console
+
+
+HOST_TESTS.append(("napd: a unit with WatchdogSec=12s keeps its pings "
+                   "through naps with no max-nap and no request",
+                   t_napd_watchdog))
+
+
+# Crash safety and metrics on the real kernel (issue 32): the unit tests
+# run both against a fake sysfs tree; here napd is killed for real and
+# its metrics are checked against /sys/power/pseudosleep.
+KILL9_REQUESTS = 12
+
+
+def parse_metrics(text):
+    """{(name, labels): value} from Prometheus text by the reference
+    parser (python3-prometheus-client), or None without it; raises
+    ValueError on text it does not take."""
+    try:
+        from prometheus_client.parser import text_string_to_metric_families
+    except ImportError:
+        return None
+    out = {}
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return out
+
+
+def t_napd_kill9_metrics():
+    """napd naps between requests and is killed with SIGKILL: its
+    settings stay changed and saved in /run/napd; a second napd takes the
+    saved values as the originals, naps between requests, and SIGTERM
+    puts every setting back as it was before the first.  The second's
+    metrics file parses with prometheus_client's parser, and its naps
+    plus aborted entries are the kernel's (/sys/power/pseudosleep)."""
+    port = pslib.free_port()
+    g = pslib.Guest("/usr/share/pseudosleep/napd-kill9.sh --idle-ms 50 "
+                    "--log", fwd=["%d:80" % port], timeout=900)
+    answered = 0
+    killed = started = done = restored = kernel = None
+    try:
+        if not g.wait_line("^NAPD-STARTED", 180):
+            raise RuntimeError("napd did not start")
+        for _ in range(KILL9_REQUESTS):
+            time.sleep(0.4)
+            body, _ = pslib.http_get(port, timeout=10)
+            answered += bool(body and b"pseudosleep guest" in body)
+        g.signal("kill")
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not killed:
+            pslib.http_get(port, timeout=2)
+            killed = g.wait_line(r"^KILLED changed=(\w+) saved=(\w+)", 0.3)
+        started = g.wait_line(r"^NAPD-RESTARTED naps=(\d+) aborted=(\d+)",
+                              30)
+        time.sleep(1.0)
+        for _ in range(KILL9_REQUESTS):
+            time.sleep(0.4)
+            body, _ = pslib.http_get(port, timeout=10)
+            answered += bool(body and b"pseudosleep guest" in body)
+        g.signal("stop")
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not done:
+            pslib.http_get(port, timeout=2)
+            done = g.wait_line(r"^NAPD-EXIT (\d+)", 0.3)
+        kernel = g.wait_line(r"^PSEUDOSLEEP naps=(\d+) aborted=(\d+)", 30)
+        g.wait_line("^METRICS-END", 30)
+        restored = g.wait_line(r"^RESTORED (\w+)", 30)
+    finally:
+        g.finish()
+        console = g.console()
+        out = list(g.output)
+        g.cleanup()
+    n = 2 * KILL9_REQUESTS
+    detail = "%d/%d answered" % (answered, n)
+    if answered != n:
+        return "failed", detail, console
+    if not killed or killed.groups() != ("yes", "yes"):
+        return "failed", detail + "; after SIGKILL: %s" % (
+            killed.group(0) if killed else "no KILLED line"), console
+    detail += "; SIGKILL left the settings changed and saved"
+    if not any("did not stop cleanly, are taken as the originals" in l
+               for l in out):
+        return "failed", detail + "; the second napd did not take the " \
+            "saved originals", console
+    if not done or done.group(1) != "0":
+        return "failed", detail + "; napd exit %s" % (
+            done.group(1) if done else "none"), console
+    if not restored or restored.group(1) != "yes":
+        return "failed", detail + "; settings not restored", console
+    detail += ", restored by the second napd"
+    try:
+        text = "\n".join(out[out.index("METRICS-BEGIN") + 1:
+                             out.index("METRICS-END")]) + "\n"
+    except ValueError:
+        return "failed", detail + "; no metrics file", console
+    try:
+        m = parse_metrics(text)
+    except ValueError as e:
+        return "failed", detail + "; the metrics do not parse: %s" % e, \
+            console
+    if m is None:
+        return "skipped", detail + "; no python3-prometheus-client to " \
+            "parse the metrics", console
+    naps = m.get(("napd_naps_total", ()))
+    aborted = m.get(("napd_aborted_naps_total", ()))
+    if naps is None or aborted is None or not kernel or not started:
+        return "failed", detail + "; no napd_naps_total, " \
+            "napd_aborted_naps_total or kernel counters", console
+    k_naps = int(kernel.group(1)) - int(started.group(1))
+    k_aborted = int(kernel.group(2)) - int(started.group(2))
+    detail += "; metrics parse: %d naps + %d aborted, kernel %d + %d" % (
+        naps, aborted, k_naps, k_aborted)
+    # The kernel counts a nap that a wakeup ended after the device
+    # phases as aborted while mem returns 0 (a nap to napd): the sums
+    # agree, the naps are at least the kernel's.
+    if naps + aborted != k_naps + k_aborted or naps < k_naps:
+        return "failed", detail + "; napd's counters are not the " \
+            "kernel's", console
+    if naps < 3:
+        return "failed", detail + "; fewer than 3 naps", console
+    return "passed", detail, console
+
+
+HOST_TESTS.append(("napd: killed with SIGKILL, the next napd restores the "
+                   "settings; its metrics parse and match the kernel's",
+                   t_napd_kill9_metrics))
 
 
 # Kept-alive connections (issue 32): 20 held open by the host, 100

@@ -33,6 +33,7 @@
 #include <linux/tcp.h>
 
 #include "alarm.h"
+#include "backoff.h"
 #include "checks.h"
 #include "ctl.h"
 #include "diag.h"
@@ -358,7 +359,7 @@ static void test_opts_defaults(void)
 	CHECK(o.nr_ports == 1 && o.ports[0] == 80);
 	CHECK(o.nr_wake_devs == 1);
 	CHECK_STR(o.wake_devs[0], "eth0");
-	CHECK(o.idle_ms == 50);
+	CHECK(o.idle_ms == 5);
 	CHECK(o.mode == NAPD_MODE_PSEUDO);
 	CHECK(!o.dry_run && !o.stats && !o.log && !o.max_naps);
 	CHECK(o.nr_keep == 0);
@@ -1575,6 +1576,182 @@ static void test_timers_json(void)
 	CHECK(timers_parse_json("[{\"next\" 5}]", now, &next) == -1);
 }
 
+/*
+ * Aborted entries in a row (a task that will not freeze fails every
+ * entry): after BACKOFF_AFTER of them naps are held off for 1 s, then
+ * twice as long after each further one, bounded; one nap that works
+ * ends it.  The back-off starts (and is logged) once.
+ */
+static void test_backoff(void)
+{
+	const unsigned long long s = 1000000000ULL;
+	unsigned long long now = 5 * s;
+	struct backoff b = { 0 };
+	unsigned long want = BACKOFF_MIN_MS;
+	int i, starts = 0;
+
+	/* the first aborted entries are retried at once: a request raced */
+	for (i = 1; i < BACKOFF_AFTER; i++) {
+		CHECK(!backoff_aborted(&b, now));
+		CHECK(backoff_left_ms(&b, now) == 0);
+	}
+	CHECK(backoff_aborted(&b, now));
+	CHECK(backoff_left_ms(&b, now) == BACKOFF_MIN_MS);
+	CHECK(backoff_left_ms(&b, now + 400000000ULL) == BACKOFF_MIN_MS - 400);
+	CHECK(backoff_left_ms(&b, now + BACKOFF_MIN_MS * 1000000ULL) == 0);
+	/* each further one doubles the hold-off, up to the bound */
+	for (i = 0; i < 20; i++) {
+		now += want * 1000000ULL;
+		want = want * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : want * 2;
+		starts += backoff_aborted(&b, now);
+		CHECK(backoff_left_ms(&b, now) == want);
+	}
+	CHECK(starts == 0);
+	CHECK(want == BACKOFF_MAX_MS);
+	CHECK(b.aborted == BACKOFF_AFTER + 20);
+	/* a nap that works: over, and says how many it ends */
+	CHECK(backoff_nap_ok(&b) == BACKOFF_AFTER + 20);
+	CHECK(backoff_left_ms(&b, now) == 0);
+	CHECK(backoff_nap_ok(&b) == 0);
+	/* the count starts again: a few aborted entries are no back-off */
+	CHECK(!backoff_aborted(&b, now));
+	CHECK(backoff_nap_ok(&b) == 0);
+	for (i = 1; i < BACKOFF_AFTER; i++)
+		CHECK(!backoff_aborted(&b, now));
+	CHECK(backoff_aborted(&b, now));
+	CHECK(backoff_left_ms(&b, now) == BACKOFF_MIN_MS);
+}
+
+/*
+ * Aborted entries lengthen the quiet time napd waits for (doubling, up
+ * to ADAPT_MAX_MS, never below idle-ms); naps that work shorten it
+ * again, a step each.
+ */
+static void test_adapt_quiet(void)
+{
+	struct backoff b = { 0 };
+	int i;
+
+	CHECK(backoff_quiet_ms(&b, 5) == 5);
+	CHECK(!backoff_aborted(&b, 0));
+	CHECK(backoff_quiet_ms(&b, 5) == 10);
+	CHECK(backoff_quiet_ms(&b, 1) == 2);
+	/* an idle-ms at or above the bound is left as it is */
+	CHECK(backoff_quiet_ms(&b, 64) == 64);
+	CHECK(backoff_quiet_ms(&b, 1000) == 1000);
+	/* below it, up to the bound and no further */
+	CHECK(backoff_quiet_ms(&b, 50) == 64);
+	CHECK(!backoff_aborted(&b, 0));
+	CHECK(backoff_quiet_ms(&b, 5) == 20);
+	for (i = 0; i < 10; i++)
+		backoff_aborted(&b, 0);
+	CHECK(backoff_quiet_ms(&b, 5) == ADAPT_MAX_MS);
+	CHECK(backoff_quiet_ms(&b, 1) == ADAPT_MAX_MS);
+	/* each nap that works: one step back */
+	backoff_nap_ok(&b);
+	CHECK(backoff_quiet_ms(&b, 1) == 32);
+	backoff_nap_ok(&b);
+	CHECK(backoff_quiet_ms(&b, 1) == 16);
+	for (i = 0; i < 10; i++)
+		backoff_nap_ok(&b);
+	CHECK(backoff_quiet_ms(&b, 5) == 5);
+	CHECK(backoff_quiet_ms(&b, 1) == 1);
+}
+
+/* ---- units with WatchdogSec= ---- */
+
+/* As systemd 252's systemctl show prints three services (and a stopped one). */
+static const char watchdog_show[] =
+	"Id=systemd-journald.service\nActiveState=active\nWatchdogUSec=3min\n"
+	"\n"
+	"Id=mydaemon.service\nWatchdogUSec=1min 30s\nActiveState=reloading\n"
+	"\n"
+	"Id=stopped.service\nActiveState=inactive\nWatchdogUSec=2s\n"
+	"\n"
+	"Id=cron.service\nActiveState=active\nWatchdogUSec=0\n";
+
+static void test_watchdog_parse(void)
+{
+	unsigned long long us = 42;
+	char unit[64];
+
+	/* systemd's format_timespan() output, exact (accuracy 0) */
+	CHECK(!timespan_parse_us("3min", &us) && us == 180000000ULL);
+	CHECK(!timespan_parse_us("1min 30s", &us) && us == 90000000ULL);
+	CHECK(!timespan_parse_us("1.500000s", &us) && us == 1500000ULL);
+	CHECK(!timespan_parse_us("2s 500ms", &us) && us == 2500000ULL);
+	CHECK(!timespan_parse_us("1h 2min 3s 4ms 5us", &us) &&
+	      us == 3723004005ULL);
+	CHECK(!timespan_parse_us("250\xc2\xb5s", &us) && us == 250);
+	CHECK(!timespan_parse_us("1w 1d", &us) && us == 8 * 86400000000ULL);
+	CHECK(!timespan_parse_us("0", &us) && us == 0);
+	CHECK(!timespan_parse_us("infinity", &us) && us == 0);
+	/* the property's own unit, as older systemctl printed it */
+	CHECK(!timespan_parse_us("180000000", &us) && us == 180000000ULL);
+	CHECK(timespan_parse_us("", &us) == -1);
+	CHECK(timespan_parse_us("soon", &us) == -1);
+	CHECK(timespan_parse_us("3 fortnights", &us) == -1);
+	CHECK(timespan_parse_us("3mins", &us) == -1);
+
+	/* the shortest of the running ones: not the stopped unit's 2 s */
+	CHECK(!watchdog_parse_show(watchdog_show, &us, unit, sizeof(unit)));
+	CHECK(us == 90000000ULL);
+	CHECK_STR(unit, "mydaemon.service");
+	CHECK(!watchdog_parse_show("Id=a.service\nActiveState=active\n"
+				   "WatchdogUSec=0\n", &us, unit,
+				   sizeof(unit)) && us == 0);
+	CHECK(!watchdog_parse_show("", &us, unit, sizeof(unit)) && us == 0);
+	/* not systemctl show's answer: refused, not "no watchdog" */
+	CHECK(watchdog_parse_show("Failed to connect to bus\n", &us, unit,
+				  sizeof(unit)) == -1);
+	CHECK(watchdog_parse_show("Id=a.service\nActiveState=active\n"
+				  "WatchdogUSec=soon\n", &us, unit,
+				  sizeof(unit)) == -1);
+
+	/* the bound: a quarter of the shortest, below max-nap */
+	CHECK(watchdog_bound_ms(5000, 0) == 5000);
+	CHECK(watchdog_bound_ms(0, 0) == 0);
+	CHECK(watchdog_bound_ms(5000, 180000000ULL) == 5000);
+	CHECK(watchdog_bound_ms(0, 180000000ULL) == 45000);
+	CHECK(watchdog_bound_ms(5000, 8000000ULL) == 2000);
+	CHECK(watchdog_bound_ms(5000, 1000ULL) == 1);
+}
+
+/* A systemctl for show: prints @out if called as napd calls it. */
+static const char *fake_systemctl_show(const char *t, const char *out,
+				       int rc)
+{
+	static char path[PATH_MAX];
+	char script[PATH_MAX + 256], file[PATH_MAX];
+
+	path_fmt(file, sizeof(file), "%s/show.txt", t);
+	put(out, "%s", file);
+	path_fmt(path, sizeof(path), "%s/systemctl", t);
+	snprintf(script, sizeof(script),
+		 "#!/bin/sh\n"
+		 "[ \"$*\" = \"--no-pager show --property=Id,ActiveState,WatchdogUSec *.service\" ] || exit 3\n"
+		 "cat '%s'\nexit %d\n", file, rc);
+	put(script, "%s", path);
+	chmod(path, 0755);
+	return path;
+}
+
+static void test_watchdog_query(void)
+{
+	const char *t = new_tree("watchdog");
+	unsigned long long us = 0;
+	char unit[64];
+
+	CHECK(!watchdog_query(fake_systemctl_show(t, watchdog_show, 0), 5000,
+			      &us, unit, sizeof(unit)));
+	CHECK(us == 90000000ULL);
+	CHECK_STR(unit, "mydaemon.service");
+	CHECK(watchdog_query(fake_systemctl_show(t, watchdog_show, 1), 5000,
+			     &us, unit, sizeof(unit)) == -EPROTO);
+	CHECK(watchdog_query("/nonexistent/systemctl", 5000, &us, unit,
+			     sizeof(unit)) == -EPROTO);
+}
+
 /* A systemctl that prints @out and exits with @rc after @delay. */
 static const char *fake_systemctl(const char *t, const char *out, int rc,
 				  const char *delay)
@@ -1960,6 +2137,14 @@ static void test_proc_stat(void)
 	CHECK(cpu_use_permille(&a, &b) == 500);
 	CHECK(cpu_use_permille(&a, &a) == 0);
 	CHECK(cpu_use_permille(&b, &a) == 0);
+	/* napd's own 300 ticks of it are not the machine's work */
+	a.self = 100;
+	b.self = 400;
+	CHECK(cpu_use_permille(&a, &b) == 200);
+	/* sampled apart, own ticks may exceed the busy ones: 0, not less */
+	b.self = 100000;
+	CHECK(cpu_use_permille(&a, &b) == 0);
+	CHECK(!parse_proc_stat(proc_stat_idle, &a) && a.self == 0);
 	/* a kernel before 2.6.11 or garbage: refused, not idle */
 	CHECK(parse_proc_stat("cpu  1 2 3\nprocs_running 1\n", &b) == -1);
 	CHECK(parse_proc_stat("cpu  1 2 3 4\n", &b) == -1);
@@ -2155,7 +2340,7 @@ static void test_status_json(void)
 		  "\"last_blocked\":null,\"blocked\":{\"connections\":0,"
 		  "\"packets\":0,\"udp\":0,\"process\":0,\"cpu\":0,"
 		  "\"runnable\":0,\"disk\":0,\"handshake\":0,"
-		  "\"inhibitor\":0,\"paused\":0},"
+		  "\"inhibitor\":0,\"paused\":0,\"backoff\":0},"
 		  "\"wake_irqs\":{}}\n");
 	st.naps = 3;
 	st.nap_ns = 1500;
@@ -4096,8 +4281,12 @@ static const struct {
 	{ "live_tcp_idle_keepalive", test_live_tcp_idle, false },
 	{ "max_nap_opts", test_max_nap_opts, false },
 	{ "nap_bound_max_nap_and_timer", test_nap_bound, false },
+	{ "backoff_after_aborted_entries", test_backoff, false },
+	{ "backoff_quiet_time_adapts", test_adapt_quiet, false },
 	{ "systemd_timers_json", test_timers_json, false },
 	{ "systemd_timers_query", test_timers_query, false },
+	{ "watchdog_units_parse_and_bound", test_watchdog_parse, false },
+	{ "watchdog_units_query", test_watchdog_query, false },
 	{ "alarm_timerfd", test_alarm_timerfd, false },
 	{ "setup_keeps_alarmtimer_awake", test_setup_alarmtimer, false },
 	{ "inhibit_parse", test_inhibit_parse, false },

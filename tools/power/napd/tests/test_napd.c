@@ -4190,6 +4190,18 @@ static void test_napd_check(void)
 	CHECK(out_has(out, "# "));
 	CHECK(out_has(out, " 0 fail, "));
 
+	/* under systemd napd bounds naps by the units' watchdogs itself */
+	put("[Service]\nWatchdogSec=2s\n", "%s/etc/systemd/system/quick.service", t);
+	mkdir_p("%s/run/systemd/system", t);
+	CHECK(run_napd(argv, out, 0) == 1);
+	CHECK(out_has(out, "ok    watchdog: 2 services with WatchdogSec=: naps end within a quarter"));
+	CHECK(!out_has_quiet(out, "quick.service"));
+	put("port = 80\nwake-dev = eth0\nmax-nap = 2s\nsystemd-timers = no\n", "%s", conf);
+	CHECK(run_napd(argv, out, 0) == 2);
+	CHECK(out_has(out, "quick.service: WatchdogSec=2s, no longer than max-nap"));
+	put("port = 80\nwake-dev = eth0\nmax-nap = 2s\n", "%s", conf);
+	put("[Service]\nWatchdogSec=1min\n", "%s/etc/systemd/system/quick.service", t);
+
 	/* deep_idle: nothing left to warn about */
 	put("Y\n", "%s/sys/module/pseudosleep/parameters/deep_idle", t);
 	CHECK(run_napd(argv, out, 0) == 0);

@@ -13,4 +13,4 @@ plot 'wake_cdf_awake.dat' using 1:2 with steps lw 2 lc rgb '#1b9e77' title 'awak
      'wake_cdf_pseudo.dat' using 1:2 with steps lw 2 lc rgb '#d95f02' title 'pseudo (60/60 answered)', \
      'wake_cdf_pseudo-tuned.dat' using 1:2 with steps lw 2 lc rgb '#e41a1c' title 'pseudo-tuned (60/60 answered)', \
      'wake_cdf_s2idle-pb.dat' using 1:2 with steps lw 2 lc rgb 'black' title 's2idle-pb (18/18 answered)', \
-     'wake_cdf_deep.dat' using 1:2 with steps lw 2 lc rgb '#e7298a' title 'deep (25/30 answered)'
+     'wake_cdf_deep.dat' using 1:2 with steps lw 2 lc rgb '#e7298a' title 'deep (26/30 answered)'

@@ -69,6 +69,16 @@ def spaced(n, gap, fn, after=None):
     return rows
 
 
+
+def image():
+    """(rootfs, None) when the Debian guest can boot here, else
+    (None, why not)."""
+    why = unusable()
+    if why:
+        return None, why
+    rootfs, why = hosttests.debian_rootfs()
+    return (rootfs, None) if rootfs else (None, "no Debian image: " + why)
+
 class DebianGuest:
     """One boot of the image.  start() returns once the agent answers."""
 

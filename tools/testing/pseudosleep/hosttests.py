@@ -1316,6 +1316,14 @@ MAX_NAP_SLACK_S = 1.0
 NAP_LINE = re.compile(r"napd: nap \d+ slept ([\d.]+) ms .*wake_irq=(\S+)")
 
 
+
+def napd_naps(out):
+    """(seconds slept, wake_irq) of each nap napd --log reported among the
+    guest's output lines."""
+    return [(float(m.group(1)) / 1e3, m.group(2))
+            for m in (NAP_LINE.search(l) for l in out) if m]
+
+
 def t_napd_max_nap():
     """With --max-nap 2s and not one request, napd naps again and again,
     each nap ended by its alarm (wake_irq=alarm) within 2 s and a second,
@@ -1337,8 +1345,7 @@ def t_napd_max_nap():
         console = g.console()
         out = list(g.output)
         g.cleanup()
-    naps = [(float(m.group(1)) / 1e3, m.group(2))
-            for m in (NAP_LINE.search(l) for l in out) if m]
+    naps = napd_naps(out)
     alarm = [d for d, w in naps if w == "alarm"]
     detail = "%d naps, %d ended by the alarm, longest %.2f s" % (
         len(naps), len(alarm), max([d for d, _ in naps] or [0]))
@@ -1394,8 +1401,7 @@ def t_napd_watchdog():
         console = g.console()
         out = list(g.output)
         g.cleanup()
-    naps = [(float(m.group(1)) / 1e3, m.group(2))
-            for m in (NAP_LINE.search(l) for l in out) if m]
+    naps = napd_naps(out)
     alarm = [d for d, w in naps if w == "alarm"]
     bound = WATCHDOG_S / 4.0
     detail = "%d naps, %d ended by the alarm, longest %.2f s; %s pings, " \

@@ -25,7 +25,6 @@ import time
 import pytest
 
 import debian_guest
-import hosttests
 import netns
 import pslib
 
@@ -46,12 +45,9 @@ QUIET_S = 10
 @pytest.fixture(scope="module")
 def guest():
     """The booted guest (a DebianGuest), or the module is skipped."""
-    why = debian_guest.unusable()
-    if why:
-        pytest.skip(why)
-    rootfs, why = hosttests.debian_rootfs()
+    rootfs, why = debian_guest.image()
     if not rootfs:
-        pytest.skip("no Debian image: " + why)
+        pytest.skip(why)
     d = debian_guest.DebianGuest(rootfs)
     try:
         why = d.start()

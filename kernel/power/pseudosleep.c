@@ -202,8 +202,8 @@ enum s2idle_states pseudosleep_s2idle_state(void)
 /**
  * pseudosleep_begin - a nap starts (enter_state(), before the sync)
  *
- * From here on an armed IRQ (wake_on=task: its work for a user socket)
- * ends the nap, whatever phase it is in.
+ * From here on an armed IRQ or a wakeup source's activation ends the nap,
+ * whatever phase it is in.
  */
 void pseudosleep_begin(void)
 {

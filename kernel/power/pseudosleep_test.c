@@ -21,7 +21,7 @@
 #include <linux/pm_runtime.h>
 #include <linux/slab.h>
 #include <linux/suspend.h>
-#include <net/sock.h>
+#include <linux/pm_wakeup.h>
 
 #include "power.h"
 #include "pseudosleep.h"
@@ -285,129 +285,59 @@ static void mark_goes_with_handler(struct kunit *test)
 }
 
 /*
- * pseudosleep.wake_on=task: an armed IRQ only counts, in the halt and during
- * entry; data for a user socket after it ends the nap, for a kernel socket
- * or before any armed IRQ since the count was read it does not.  The
- * sockets are zeroed struct sock: only sk_kern_sock is read.
+ * A wakeup source's activation ends a nap while it is entered or its CPUs
+ * idle, as a hard wakeup: the PM core's abort, and the source's name
+ * recorded.  Awake, or once the nap was woken, it only counts, as upstream.
+ * Only the inactive-to-active transition is seen.
  */
-static bool woken_after(int ms)
+static void ws_activation_ends_nap(struct kunit *test)
 {
-	while (ms-- > 0 && !pseudosleep_woken())
-		usleep_range(1000, 2000);
-	return pseudosleep_woken();
-}
+	enum pseudosleep_phase saved = READ_ONCE(pseudosleep_phase);
+	static const enum pseudosleep_phase ending[] = {
+		PSEUDOSLEEP_ENTERING, PSEUDOSLEEP_NAPPING,
+	};
+	struct wakeup_source *ws;
+	int i;
 
-static void wake_on_task(struct kunit *test)
-{
-	struct wake_line *a = wake_line(test);
-	unsigned long *bits = irq_bitmap(test), *saved = irq_bitmap(test);
-	struct sock *user, *kern, *local;
-	suspend_state_t saved_mem_sleep;
-	bool saved_pseudo;
-	unsigned long events;
+	ws = wakeup_source_register(NULL, "pseudosleep-kunit-ws");
+	KUNIT_ASSERT_NOT_NULL(test, ws);
 
-	user = kunit_kzalloc(test, sizeof(*user), GFP_KERNEL);
-	kern = kunit_kzalloc(test, sizeof(*kern), GFP_KERNEL);
-	local = kunit_kzalloc(test, sizeof(*local), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, user);
-	KUNIT_ASSERT_NOT_NULL(test, kern);
-	KUNIT_ASSERT_NOT_NULL(test, local);
-	user->sk_family = AF_INET;
-	kern->sk_family = AF_INET6;
-	kern->sk_kern_sock = 1;
-	local->sk_family = AF_UNIX;
-	KUNIT_EXPECT_EQ(test, pseudosleep_set_wake_on("nap"), -EINVAL);
-	KUNIT_ASSERT_EQ(test, pseudosleep_set_wake_on("task\n"), 0);
-	KUNIT_EXPECT_TRUE(test, static_key_enabled(&pseudosleep_task_key));
-	pseudosleep_copy_armed(saved, nr_irqs);
-	__set_bit(a->irq, bits);
-	KUNIT_ASSERT_EQ(test, pseudosleep_arm(bits, nr_irqs), 0);
-
-	/* No armed IRQ since the arm step: not the work of one. */
-	pseudosleep_report_arm();	/* forgets the armed IRQs seen so far */
+	pm_wakeup_clear(0);
 	pseudosleep_wake_reset();
-	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_NAPPING);
-	pseudosleep_sock_readable(user);
-	KUNIT_EXPECT_FALSE(test, woken_after(20));
-
-	/* The armed IRQ is served, the CPUs halt again; it stays armed. */
-	irq_wake_handled_arm();
-	raise_irq(a);
-	KUNIT_EXPECT_TRUE(test, line_armed(a));
-	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
-	KUNIT_EXPECT_EQ(test, pseudosleep_task_armed_irqs(), 1u);
-	KUNIT_EXPECT_FALSE(test, woken_after(20));
-
-	/* Neither a kernel socket's data nor a unix socket's is a request. */
-	pseudosleep_sock_readable(kern);
-	KUNIT_EXPECT_FALSE(test, woken_after(20));
-	pseudosleep_sock_readable(local);
-	KUNIT_EXPECT_FALSE(test, woken_after(20));
-
-	/* A user socket's ends the nap, with the armed IRQ as its cause. */
-	pseudosleep_sock_readable(user);
-	KUNIT_EXPECT_TRUE(test, woken_after(1000));
-	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), a->irq);
-
-	/*
-	 * During entry too, the armed IRQ alone ends nothing (noise while the
-	 * nap is entered); the work for a user socket after it does.  Out
-	 * of a nap, an arm step forgets the armed IRQs.
-	 */
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
-	pseudosleep_report_arm();	/* forgets the armed IRQs seen so far */
-	pseudosleep_wake_reset();
-	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_ENTERING);
-	pseudosleep_sock_readable(user);
-	KUNIT_EXPECT_FALSE(test, woken_after(20));
-	irq_wake_handled_arm();
-	raise_irq(a);
-	KUNIT_EXPECT_FALSE(test, woken_after(20));
-	KUNIT_EXPECT_FALSE(test, line_armed(a));
-	pseudosleep_sock_readable(kern);
-	KUNIT_EXPECT_FALSE(test, woken_after(20));
-	pseudosleep_sock_readable(user);
-	KUNIT_EXPECT_TRUE(test, woken_after(1000));
-	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), a->irq);
-
-	/*
-	 * The handshake, awake: after the arm step the armed IRQ is no
-	 * wakeup event, its work is, once per arm, and it ends nothing.
-	 */
-	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
-	pseudosleep_wake_reset();
-	saved_mem_sleep = mem_sleep_current;
-	saved_pseudo = mem_sleep_pseudo;
-	WRITE_ONCE(mem_sleep_current, PM_SUSPEND_TO_IDLE);
-	WRITE_ONCE(mem_sleep_pseudo, true);
-	KUNIT_EXPECT_EQ(test, pseudosleep_report_arm(), 0);
-	events = pseudosleep_ws_events();
-	KUNIT_EXPECT_TRUE(test, line_armed(a));
-	raise_irq(a);
-	usleep_range(20000, 30000);
-	KUNIT_EXPECT_EQ(test, pseudosleep_ws_events(), events);
-	pseudosleep_sock_readable(local);
-	usleep_range(20000, 30000);
-	KUNIT_EXPECT_EQ(test, pseudosleep_ws_events(), events);
-	pseudosleep_sock_readable(user);
-	pseudosleep_sock_readable(user);
-	usleep_range(20000, 30000);
-	KUNIT_EXPECT_EQ(test, pseudosleep_ws_events(), events + 1);
+	__pm_stay_awake(ws);
+	__pm_relax(ws);
 	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
-	/* The next arm step makes the next work a wakeup event again. */
-	KUNIT_EXPECT_EQ(test, pseudosleep_report_arm(), 0);
-	raise_irq(a);
-	pseudosleep_sock_readable(user);
-	usleep_range(20000, 30000);
-	KUNIT_EXPECT_EQ(test, pseudosleep_ws_events(), events + 2);
-	WRITE_ONCE(mem_sleep_pseudo, saved_pseudo);
-	WRITE_ONCE(mem_sleep_current, saved_mem_sleep);
-	KUNIT_EXPECT_EQ(test, pseudosleep_report_arm(), -EINVAL);
+	KUNIT_EXPECT_FALSE(test, pm_wakeup_pending());
 
+	for (i = 0; i < ARRAY_SIZE(ending); i++) {
+		pseudosleep_wake_reset();
+		WRITE_ONCE(pseudosleep_phase, ending[i]);
+		__pm_stay_awake(ws);
+		KUNIT_EXPECT_TRUE(test, pseudosleep_woken());
+		KUNIT_EXPECT_TRUE(test, pm_wakeup_pending());
+		KUNIT_EXPECT_STREQ(test, pseudosleep_wake_source(),
+				   "pseudosleep-kunit-ws");
+		KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), 0u);
+		pm_wakeup_clear(0);
+		/* Already active: no transition, nothing new. */
+		pseudosleep_wake_reset();
+		__pm_stay_awake(ws);
+		KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
+		__pm_relax(ws);
+	}
+
+	/* Woken: resuming devices' events end nothing. */
 	pseudosleep_wake_reset();
-	KUNIT_EXPECT_EQ(test, pseudosleep_set_wake_on("irq"), 0);
-	KUNIT_EXPECT_FALSE(test, static_key_enabled(&pseudosleep_task_key));
-	pseudosleep_arm(saved, nr_irqs);
+	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_RESUMING);
+	pm_wakeup_ws_event(ws, 0, false);
+	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
+	KUNIT_EXPECT_STREQ(test, pseudosleep_wake_source(), "");
+	KUNIT_EXPECT_FALSE(test, pm_wakeup_pending());
+
+	WRITE_ONCE(pseudosleep_phase, saved);
+	pseudosleep_wake_reset();
+	wakeup_source_unregister(ws);
 }
 
 /*
@@ -828,7 +758,7 @@ static struct kunit_case pseudosleep_test_cases[] = {
 	KUNIT_CASE(arm_and_record),
 	KUNIT_CASE(mark_goes_with_handler),
 	KUNIT_CASE(woken_during_entry),
-	KUNIT_CASE(wake_on_task),
+	KUNIT_CASE(ws_activation_ends_nap),
 	KUNIT_CASE(no_state_of_its_own),
 	KUNIT_CASE(keep_follows_device_links),
 	KUNIT_CASE(skip_devices_without_pm_work),

@@ -6,9 +6,12 @@
 # RESTORED yes|no.  NAPD_NAPI_DEFER and NAPD_GRO_FLUSH_NS set eth0's
 # napi_defer_hard_irqs and gro_flush_timeout first.  NAPD_ECHO_PORT adds
 # an echo server on that port (a cat for each connection, which stays
-# open), for kept-alive connections.
+# open), for kept-alive connections.  NAPD_MEMCACHED adds memcached on
+# that TCP and UDP port.
 httpd -p 80 -h /www
 [ -n "$NAPD_ECHO_PORT" ] && nc -ll -p "$NAPD_ECHO_PORT" -e /bin/cat &
+[ -n "$NAPD_MEMCACHED" ] && memcached -d -u root -l 0.0.0.0 \
+	-p "$NAPD_MEMCACHED" -U "$NAPD_MEMCACHED"
 nic=/sys/class/net/eth0/device/power/nosleep
 snap() {
 	echo "mem_sleep=$(cat /sys/power/mem_sleep) wake_irq=$(cat /sys/power/wake_irq) nosleep=$(cat $nic)"

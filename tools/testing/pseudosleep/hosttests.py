@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 
 import netns
@@ -681,6 +682,103 @@ def t_wireguard_keys_through_nap():
             "dropped; %s" % (",".join(new), figures), console
     return "passed", "4 naps, no new handshake; " + figures, console
 
+def wg_keypair():
+    """(private, public) WireGuard keys from wg(8)."""
+    priv = subprocess.run(["wg", "genkey"], stdout=subprocess.PIPE,
+                          check=True).stdout.strip()
+    pub = subprocess.run(["wg", "pubkey"], input=priv, stdout=subprocess.PIPE,
+                         check=True).stdout.strip()
+    return priv.decode(), pub.decode()
+
+
+def host_wg_peer(ns, priv, guest_pub):
+    """wireguard-go as the host's end of a tunnel to the guest, in
+    namespace NS: interface wgh, 10.78.0.1/24, the guest's port 51820 as
+    the endpoint.  Returns the process (foreground), or None."""
+    env = dict(os.environ, WG_PROCESS_FOREGROUND="1")
+    sock = "/var/run/wireguard/wgh.sock"
+    if os.path.exists(sock):        # left by a killed run
+        os.unlink(sock)
+    p = subprocess.Popen(netns.command(ns, ["wireguard-go", "-f", "wgh"]),
+                         env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    key = tempfile.NamedTemporaryFile("w", delete=False)
+    key.write(priv + "\n")
+    key.close()
+    try:
+        end = time.monotonic() + 20
+        while not os.path.exists(sock):
+            if time.monotonic() > end or p.poll() is not None:
+                p.kill()
+                return None
+            time.sleep(0.1)
+        for argv in (["wg", "set", "wgh", "private-key", key.name, "peer",
+                      guest_pub, "endpoint", netns.GUEST_IP + ":51820",
+                      "allowed-ips", "10.78.0.2/32"],
+                     ["ip", "addr", "add", "10.78.0.1/24", "dev", "wgh"],
+                     ["ip", "link", "set", "wgh", "up"]):
+            subprocess.run(netns.command(ns, argv), check=True)
+    finally:
+        os.unlink(key.name)
+    return p
+
+
+def t_wireguard_handshake_ends_nap():
+    """A WireGuard peer on the LAN (wireguard-go on the host) starts a
+    session with the guest while it naps, armed on the RTC only (40 s
+    away): the handshake packet is a wakeup event of the "wireguard"
+    wakeup source, which ends the nap, and an HTTP request through the
+    tunnel is answered.  Without the event the handshake waits on its
+    frozen worker until the RTC alarm."""
+    skip = bridge_or_skip()
+    if skip:
+        return skip
+    if pslib.kernel_config("WIREGUARD") != "y":
+        return "failed", "no CONFIG_WIREGUARD in the kernel's .config", None
+    guest_priv, guest_pub = wg_keypair()
+    host_priv, host_pub = wg_keypair()
+    g = pslib.Guest("s=/usr/share/pseudosleep; $s/nap-setup.sh rtc && "
+                    "$s/wg-peer.sh && "
+                    "echo 0 > /sys/class/rtc/rtc0/wakealarm && "
+                    "echo +40 > /sys/class/rtc/rtc0/wakealarm && "
+                    "$s/nap-once.sh 1", net="bridge", timeout=400)
+    with open(os.path.join(g.share, "wg-keys"), "w") as f:
+        f.write("%s\n%s\n" % (guest_priv, host_pub))
+    peer, body, took, nap = None, None, 0.0, None
+    try:
+        rtc = g.wait_line(r"^RTC-IRQ (\d+)", 120)
+        if g.wait_line("^WG-READY", 60):
+            peer = host_wg_peer(g.netns, host_priv, guest_pub)
+        if peer and g.wait_line(r"^NAPPING 1", 60):
+            time.sleep(3)
+            with netns.inside(g.netns):
+                body, took = pslib.http_get(80, host="10.78.0.2", timeout=30)
+        nap = g.wait_line(r"^NAP 1 (\S+) wake_irq=(\S+).* source=(\S*)", 60)
+    finally:
+        if peer:
+            peer.terminate()
+            try:
+                peer.wait(10)
+            except subprocess.TimeoutExpired:
+                peer.kill()
+        g.finish()
+        console = g.console()
+        g.cleanup()
+    if not rtc or not peer:
+        return "failed", "the tunnel was not set up", console
+    if not nap:
+        return "failed", "no nap reported", console
+    if body is None or b"pseudosleep guest" not in body:
+        return "failed", "the request through the tunnel was lost; nap %s" \
+            % nap.group(0), console
+    if nap.group(1) != "ok" or nap.group(3) != "wireguard":
+        return "failed", "nap %s: not ended by the handshake" % \
+            nap.group(0), console
+    return "passed", "the handshake ended the nap (source %s, not RTC IRQ " \
+        "%s); the request through the tunnel answered in %.0f ms" % (
+            nap.group(3), rtc.group(1), took * 1e3), console
+
+
 def t_arp_entry_through_long_nap():
     """Through a 30 s nap armed on the RTC only, with the halted CPUs'
     timers deferred (the default), the host's ARP entry for the guest
@@ -1108,6 +1206,8 @@ HOST_TESTS = [
      "hrtimers run on time", t_jiffies_fresh_in_nap),
     ("pseudo: a WireGuard tunnel keeps its session keys through naps",
      t_wireguard_keys_through_nap),
+    ("pseudo: a WireGuard peer's handshake during a nap ends it; a request "
+     "through the tunnel is answered", t_wireguard_handshake_ends_nap),
     ("napd --wake-on task: 100 frames/s of noise end no nap; new TCP, "
      "kept-alive and UDP requests end naps, none lost", t_wake_on_work),
     ("pseudo: mem_sleep_default=pseudo selects it at boot",

@@ -285,6 +285,52 @@ static void mark_goes_with_handler(struct kunit *test)
 }
 
 /*
+ * A shared line with two handlers cannot be marked: the wakeup check runs
+ * before the handlers and would take a sharer's interrupt for the marked
+ * device's.  A marked line that gains a sharer loses its mark, counted,
+ * and a sharer's interrupt then ends nothing.
+ */
+static void shared_line_not_marked(struct kunit *test)
+{
+	enum pseudosleep_phase saved = READ_ONCE(pseudosleep_phase);
+	unsigned long dropped = irq_wake_handled_dropped();
+	struct wake_line *a, *b;
+	int irq;
+
+	a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
+	b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	irq = irq_alloc_desc(NUMA_NO_NODE);
+	KUNIT_ASSERT_GE(test, irq, 0);
+	a->irq = irq;
+	b->irq = irq;
+	irq_set_chip_and_handler(irq, &dummy_irq_chip, handle_simple_irq);
+	KUNIT_ASSERT_EQ(test, request_irq(irq, count_handler, IRQF_SHARED,
+					  "pseudosleep-kunit-a", a), 0);
+	KUNIT_EXPECT_EQ(test, irq_set_wake_handled(irq, true), 0);
+	KUNIT_EXPECT_EQ(test, request_irq(irq, count_handler, IRQF_SHARED,
+					  "pseudosleep-kunit-b", b), 0);
+	KUNIT_EXPECT_FALSE(test, pseudosleep_irq_armed(irq));
+	KUNIT_EXPECT_EQ(test, irq_wake_handled_dropped(), dropped + 1);
+	KUNIT_EXPECT_EQ(test, irq_set_wake_handled(irq, true), -EINVAL);
+
+	pseudosleep_wake_reset();
+	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_NAPPING);
+	irq_wake_handled_arm();
+	raise_irq(b);
+	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
+	KUNIT_EXPECT_EQ(test, atomic_read(&a->handled), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&b->handled), 1);
+	WRITE_ONCE(pseudosleep_phase, saved);
+	pseudosleep_wake_reset();
+
+	free_irq(irq, b);
+	free_irq(irq, a);
+	irq_free_desc(irq);
+}
+
+/*
  * A wakeup source's activation ends a nap while it is entered or its CPUs
  * idle, as a hard wakeup: the PM core's abort, and the source's name
  * recorded.  Awake, or once the nap was woken, it only counts, as upstream.
@@ -757,6 +803,7 @@ static struct kunit_case pseudosleep_test_cases[] = {
 	KUNIT_CASE(parse_bool),
 	KUNIT_CASE(arm_and_record),
 	KUNIT_CASE(mark_goes_with_handler),
+	KUNIT_CASE(shared_line_not_marked),
 	KUNIT_CASE(woken_during_entry),
 	KUNIT_CASE(ws_activation_ends_nap),
 	KUNIT_CASE(no_state_of_its_own),

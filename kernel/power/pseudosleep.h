@@ -34,7 +34,8 @@ int pseudosleep_copy_armed(unsigned long *bits, unsigned int nbits);
 void pseudosleep_wake_reset(void);
 bool pseudosleep_woken(void);
 unsigned int pseudosleep_wake_irq(void);
-const char *pseudosleep_wake_source(void);
+void pseudosleep_wake_source(char *buf, size_t len);
+bool pseudosleep_ws_pending(void);
 void pseudosleep_note_event(void);
 unsigned long pseudosleep_ws_events(void);	/* KUnit only */
 int pseudosleep_irq_init(void);

@@ -53,8 +53,13 @@ static struct wakeup_source *pseudosleep_ws;
 static atomic_t pseudosleep_woken_flag;
 static unsigned int pseudosleep_seen_irq;	/* last armed IRQ seen */
 static unsigned int pseudosleep_woken_irq;	/* the IRQ that ended the nap */
-/* The wakeup source that ended the nap, "" if none did. */
+/*
+ * The wakeup source that ended the nap, "" if none did; with the phase
+ * check and the claim of the nap's end, under pseudosleep_woken_lock, so
+ * that a late waker of one nap cannot end the next under its old name.
+ */
 static char pseudosleep_woken_ws[64];
+static DEFINE_RAW_SPINLOCK(pseudosleep_woken_lock);
 /* The next armed IRQ is reported as a wakeup event (the arm step). */
 static int pseudosleep_report_armed;
 /* Since the last arm step: an armed IRQ arrived. */
@@ -121,9 +126,13 @@ int pseudosleep_copy_armed(unsigned long *bits, unsigned int nbits)
 
 void pseudosleep_wake_reset(void)
 {
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&pseudosleep_woken_lock, flags);
 	atomic_set(&pseudosleep_woken_flag, 0);
 	WRITE_ONCE(pseudosleep_woken_irq, 0);
 	pseudosleep_woken_ws[0] = '\0';
+	raw_spin_unlock_irqrestore(&pseudosleep_woken_lock, flags);
 }
 
 bool pseudosleep_woken(void)
@@ -136,10 +145,14 @@ unsigned int pseudosleep_wake_irq(void)
 	return READ_ONCE(pseudosleep_woken_irq);
 }
 
-/* Read once the nap has ended: written only by the first waker. */
-const char *pseudosleep_wake_source(void)
+/* Copy the name of the wakeup source that ended the nap ("" if none). */
+void pseudosleep_wake_source(char *buf, size_t len)
 {
-	return pseudosleep_woken_ws;
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&pseudosleep_woken_lock, flags);
+	strscpy(buf, pseudosleep_woken_ws, len);
+	raw_spin_unlock_irqrestore(&pseudosleep_woken_lock, flags);
 }
 
 /*
@@ -150,11 +163,19 @@ const char *pseudosleep_wake_source(void)
  */
 static void pseudosleep_wake(unsigned int irq)
 {
-	if (atomic_xchg(&pseudosleep_woken_flag, 1))
-		return;
-	pseudosleep_times.irq = ktime_get_mono_fast_ns();
-	WRITE_ONCE(pseudosleep_woken_irq, irq);
-	pm_system_irq_wakeup(irq);
+	unsigned long flags;
+	bool first = false;
+
+	raw_spin_lock_irqsave(&pseudosleep_woken_lock, flags);
+	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_IDLE &&
+	    !atomic_xchg(&pseudosleep_woken_flag, 1)) {
+		first = true;
+		pseudosleep_times.irq = ktime_get_mono_fast_ns();
+		WRITE_ONCE(pseudosleep_woken_irq, irq);
+	}
+	raw_spin_unlock_irqrestore(&pseudosleep_woken_lock, flags);
+	if (first)
+		pm_system_irq_wakeup(irq);
 }
 
 /*
@@ -255,29 +276,64 @@ void pseudosleep_irq_hit(unsigned int irq)
 
 /**
  * __pseudosleep_ws_activated - a wakeup source became active during a nap
- * @ws: the wakeup source
+ * @ws: the wakeup source, marked with wakeup_source_set_ends_nap()
  *
- * Called through pseudosleep_ws_activated() by wakeup_source_activate(),
- * under @ws->lock with interrupts off.  While the nap is entered or its
- * CPUs idle, end it as a hard wakeup does (pm_system_wakeup(): the abort
- * of the entry, s2idle_wake() in the idle loop) and record the source.
- * Once woken, resuming devices may report wakeup events of their own: the
- * nap is ending anyway.  The handshake's own source reports armed IRQs,
- * which pseudosleep_wake() records.
+ * While the nap is entered or its CPUs idle, end it as a hard wakeup does
+ * (pm_system_wakeup(): the abort of the entry, s2idle_wake() in the idle
+ * loop) and record the source.  Once woken, resuming devices may report
+ * wakeup events of their own: the nap is ending anyway.
+ *
+ * Context: called through pseudosleep_ws_activated() by
+ * wakeup_source_activate(), under @ws->lock with interrupts off, possibly
+ * within an epoll or wait queue lock.
  */
 void __pseudosleep_ws_activated(struct wakeup_source *ws)
 {
-	enum pseudosleep_phase phase = READ_ONCE(pseudosleep_phase);
+	enum pseudosleep_phase phase;
+	unsigned long flags;
+	bool first = false;
 
-	if (ws == pseudosleep_ws ||
-	    (phase != PSEUDOSLEEP_ENTERING && phase != PSEUDOSLEEP_NAPPING))
-		return;
-	if (atomic_xchg(&pseudosleep_woken_flag, 1))
-		return;
-	pseudosleep_times.irq = ktime_get_mono_fast_ns();
-	strscpy(pseudosleep_woken_ws, ws->name ?: "",
-		sizeof(pseudosleep_woken_ws));
-	pm_system_wakeup();
+	raw_spin_lock_irqsave(&pseudosleep_woken_lock, flags);
+	phase = READ_ONCE(pseudosleep_phase);
+	if ((phase == PSEUDOSLEEP_ENTERING || phase == PSEUDOSLEEP_NAPPING) &&
+	    !atomic_xchg(&pseudosleep_woken_flag, 1)) {
+		first = true;
+		pseudosleep_times.irq = ktime_get_mono_fast_ns();
+		strscpy(pseudosleep_woken_ws, ws->name ?: "",
+			sizeof(pseudosleep_woken_ws));
+	}
+	raw_spin_unlock_irqrestore(&pseudosleep_woken_lock, flags);
+	if (first)
+		pm_system_wakeup();
+}
+
+/**
+ * pseudosleep_ws_pending - is work waiting that should end a nap
+ *
+ * A wakeup source marked to end naps that became active before the nap
+ * started (the daemon's EPOLLWAKEUP item on a server's socket) is not
+ * seen again: only its activation is.  Without the wakeup_count handshake
+ * nothing else would stop the nap.
+ *
+ * Return: true if such a source is active.
+ */
+bool pseudosleep_ws_pending(void)
+{
+	struct wakeup_source *ws;
+	unsigned long flags;
+	bool active = false;
+	int idx;
+
+	idx = wakeup_sources_read_lock();
+	for_each_wakeup_source(ws) {
+		spin_lock_irqsave(&ws->lock, flags);
+		active = ws->ends_nap && ws->active;
+		spin_unlock_irqrestore(&ws->lock, flags);
+		if (active)
+			break;
+	}
+	wakeup_sources_read_unlock(idx);
+	return active;
 }
 
 #if IS_ENABLED(CONFIG_PM_PSEUDOSLEEP_KUNIT_TEST)

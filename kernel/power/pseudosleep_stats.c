@@ -63,8 +63,7 @@ void pseudosleep_stats_nap(unsigned long wakeups)
 	stats.naps++;
 	stats.last_wake_irq = wake_irq();
 	stats.spurious_wakeups = wakeups;
-	strscpy(last_wake_source, pseudosleep_wake_source(),
-		sizeof(last_wake_source));
+	pseudosleep_wake_source(last_wake_source, sizeof(last_wake_source));
 	stats.last_nap_ns = span(t->kicked, t->woken);
 	stats.total_nap_ns += stats.last_nap_ns;
 	stats.wake_latency_ns = span(t->irq, t->end);
@@ -83,9 +82,7 @@ void pseudosleep_stats_abort(void)
 	spin_lock(&stats_lock);
 	stats.aborted_naps++;
 	stats.last_wake_irq = wake_irq() ?: stats.last_wake_irq;
-	if (*pseudosleep_wake_source())
-		strscpy(last_wake_source, pseudosleep_wake_source(),
-			sizeof(last_wake_source));
+	pseudosleep_wake_source(last_wake_source, sizeof(last_wake_source));
 	spin_unlock(&stats_lock);
 }
 

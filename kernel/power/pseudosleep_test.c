@@ -284,6 +284,45 @@ static void mark_goes_with_handler(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, irq_wake_handled_dropped(), dropped + 1);
 }
 
+/* The nap's phase as a test set it, put back when the test ends. */
+static void restore_phase(void *data)
+{
+	WRITE_ONCE(pseudosleep_phase, (enum pseudosleep_phase)(long)data);
+	pseudosleep_wake_reset();
+}
+
+static void save_phase(struct kunit *test)
+{
+	void *phase = (void *)(long)READ_ONCE(pseudosleep_phase);
+
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, restore_phase, phase),
+			0);
+}
+
+static void free_shared_desc(void *data)
+{
+	irq_free_desc((unsigned long)data);
+}
+
+static void free_shared_action(void *data)
+{
+	struct wake_line *t = data;
+
+	free_irq(t->irq, t);
+}
+
+/* Another handler on @t's line, freed with the test. */
+static void share_line(struct kunit *test, struct wake_line *t,
+		       const char *name)
+{
+	KUNIT_ASSERT_EQ(test, request_irq(t->irq, count_handler, IRQF_SHARED,
+					  name, t), 0);
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, free_shared_action, t),
+			0);
+}
+
 /*
  * A shared line with two handlers cannot be marked: the wakeup check runs
  * before the handlers and would take a sharer's interrupt for the marked
@@ -292,25 +331,28 @@ static void mark_goes_with_handler(struct kunit *test)
  */
 static void shared_line_not_marked(struct kunit *test)
 {
-	enum pseudosleep_phase saved = READ_ONCE(pseudosleep_phase);
 	unsigned long dropped = irq_wake_handled_dropped();
 	struct wake_line *a, *b;
+	void *desc;
 	int irq;
 
+	save_phase(test);
 	a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
 	b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, a);
 	KUNIT_ASSERT_NOT_NULL(test, b);
 	irq = irq_alloc_desc(NUMA_NO_NODE);
 	KUNIT_ASSERT_GE(test, irq, 0);
+	desc = (void *)(unsigned long)irq;
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, free_shared_desc, desc),
+			0);
 	a->irq = irq;
 	b->irq = irq;
 	irq_set_chip_and_handler(irq, &dummy_irq_chip, handle_simple_irq);
-	KUNIT_ASSERT_EQ(test, request_irq(irq, count_handler, IRQF_SHARED,
-					  "pseudosleep-kunit-a", a), 0);
+	share_line(test, a, "pseudosleep-kunit-a");
 	KUNIT_EXPECT_EQ(test, irq_set_wake_handled(irq, true), 0);
-	KUNIT_EXPECT_EQ(test, request_irq(irq, count_handler, IRQF_SHARED,
-					  "pseudosleep-kunit-b", b), 0);
+	share_line(test, b, "pseudosleep-kunit-b");
 	KUNIT_EXPECT_FALSE(test, pseudosleep_irq_armed(irq));
 	KUNIT_EXPECT_EQ(test, irq_wake_handled_dropped(), dropped + 1);
 	KUNIT_EXPECT_EQ(test, irq_set_wake_handled(irq, true), -EINVAL);
@@ -322,48 +364,67 @@ static void shared_line_not_marked(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
 	KUNIT_EXPECT_EQ(test, atomic_read(&a->handled), 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&b->handled), 1);
-	WRITE_ONCE(pseudosleep_phase, saved);
-	pseudosleep_wake_reset();
+}
 
-	free_irq(irq, b);
-	free_irq(irq, a);
-	irq_free_desc(irq);
+static void free_ws(void *data)
+{
+	wakeup_source_unregister(data);
+}
+
+/* A wakeup source freed with the test, marked to end naps if @ends_nap. */
+static struct wakeup_source *test_ws(struct kunit *test, const char *name,
+				     bool ends_nap)
+{
+	struct wakeup_source *ws = wakeup_source_register(NULL, name);
+
+	KUNIT_ASSERT_NOT_NULL(test, ws);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, free_ws, ws), 0);
+	if (ends_nap)
+		wakeup_source_set_ends_nap(ws);
+	return ws;
 }
 
 /*
- * A wakeup source's activation ends a nap while it is entered or its CPUs
- * idle, as a hard wakeup: the PM core's abort, and the source's name
- * recorded.  Awake, or once the nap was woken, it only counts, as upstream.
- * Only the inactive-to-active transition is seen.
+ * A marked wakeup source's activation ends a nap while it is entered or
+ * its CPUs idle, as a hard wakeup: the PM core's abort, and the source's
+ * name recorded.  Awake, or once the nap is resuming, it only counts, as
+ * upstream; an unmarked source's soft event ends nothing; only the
+ * inactive-to-active transition is seen; an active marked source makes
+ * the entry fail.
  */
 static void ws_activation_ends_nap(struct kunit *test)
 {
-	enum pseudosleep_phase saved = READ_ONCE(pseudosleep_phase);
 	static const enum pseudosleep_phase ending[] = {
 		PSEUDOSLEEP_ENTERING, PSEUDOSLEEP_NAPPING,
 	};
-	struct wakeup_source *ws;
+	struct wakeup_source *ws, *plain;
+	char name[64];
 	int i;
 
-	ws = wakeup_source_register(NULL, "pseudosleep-kunit-ws");
-	KUNIT_ASSERT_NOT_NULL(test, ws);
+	save_phase(test);
+	ws = test_ws(test, "pseudosleep-kunit-ws", true);
+	plain = test_ws(test, "pseudosleep-kunit-plain", false);
 
 	pm_wakeup_clear(0);
 	pseudosleep_wake_reset();
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
 	__pm_stay_awake(ws);
+	KUNIT_EXPECT_TRUE(test, pseudosleep_ws_pending());
 	__pm_relax(ws);
+	KUNIT_EXPECT_FALSE(test, pseudosleep_ws_pending());
 	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
 	KUNIT_EXPECT_FALSE(test, pm_wakeup_pending());
 
 	for (i = 0; i < ARRAY_SIZE(ending); i++) {
 		pseudosleep_wake_reset();
 		WRITE_ONCE(pseudosleep_phase, ending[i]);
+		pm_wakeup_ws_event(plain, 0, false);
+		KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
 		__pm_stay_awake(ws);
 		KUNIT_EXPECT_TRUE(test, pseudosleep_woken());
 		KUNIT_EXPECT_TRUE(test, pm_wakeup_pending());
-		KUNIT_EXPECT_STREQ(test, pseudosleep_wake_source(),
-				   "pseudosleep-kunit-ws");
+		pseudosleep_wake_source(name, sizeof(name));
+		KUNIT_EXPECT_STREQ(test, name, "pseudosleep-kunit-ws");
 		KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), 0u);
 		pm_wakeup_clear(0);
 		/* Already active: no transition, nothing new. */
@@ -373,17 +434,14 @@ static void ws_activation_ends_nap(struct kunit *test)
 		__pm_relax(ws);
 	}
 
-	/* Woken: resuming devices' events end nothing. */
+	/* Resuming: what devices report on the way back ends nothing. */
 	pseudosleep_wake_reset();
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_RESUMING);
 	pm_wakeup_ws_event(ws, 0, false);
 	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
-	KUNIT_EXPECT_STREQ(test, pseudosleep_wake_source(), "");
+	pseudosleep_wake_source(name, sizeof(name));
+	KUNIT_EXPECT_STREQ(test, name, "");
 	KUNIT_EXPECT_FALSE(test, pm_wakeup_pending());
-
-	WRITE_ONCE(pseudosleep_phase, saved);
-	pseudosleep_wake_reset();
-	wakeup_source_unregister(ws);
 }
 
 /*

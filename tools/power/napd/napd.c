@@ -50,6 +50,8 @@
 #include "stats.h"
 #include "sysfs.h"
 #include "timers.h"
+#include "watch.h"
+#include "wcount.h"
 
 static volatile sig_atomic_t stop, reload;
 
@@ -92,7 +94,7 @@ struct napd {
 	int conn_idle;			/* last dump: idle kept-alive ones */
 	char tcp[2][PATH_MAX];		/* /proc/net/tcp and tcp6 */
 	int rx_fds[NAPD_MAX_WAKE_DEVS];	/* as setup.rx_packets */
-	int rx6_fd;			/* wake_on=task: /proc/net/snmp6 */
+	int rx6_fd;			/* wake_task: /proc/net/snmp6 */
 	unsigned long long last_rx;
 	unsigned long long quiet_since;	/* CLOCK_MONOTONIC ns */
 	unsigned long long metrics_at;	/* CLOCK_MONOTONIC ns, last write */
@@ -109,6 +111,8 @@ struct napd {
 	unsigned long long pause_until;	/* ... until CLOCK_MONOTONIC ns; 0: resume */
 	bool inhibit_failing;		/* logged; quiet until it works */
 	struct backoff backoff;		/* after aborted entries in a row */
+	struct watch watch;		/* wake_task: the servers' fds */
+	int watch_err;			/* last logged watch_add() trouble */
 };
 
 /* The longest napctl pause with an end. */
@@ -172,7 +176,7 @@ static int pread_text(int fd, char *buf, size_t size)
 	return 0;
 }
 
-/* wake_on=task: add the IPv6 UDP datagrams, if the kernel has IPv6. */
+/* Wake on task: add the IPv6 UDP datagrams, if the kernel has IPv6. */
 static int read_rx6(struct napd *n, unsigned long long *rx)
 {
 	unsigned long long dgrams;
@@ -799,8 +803,8 @@ static void log_backoff(const struct napd *n, int err)
 	napd_log(LOG_WARNING, "requests racing each entry, or a task that will not freeze?");
 }
 
-/* One handshake and nap attempt.  NAP_* or -errno on a fatal error. */
-static int try_nap(struct napd *n)
+/* The handshake and the nap.  NAP_* or -errno on a fatal error. */
+static int attempt(struct napd *n)
 {
 	struct napd_setup *s = &n->setup;
 	unsigned long long t0, entry;
@@ -823,11 +827,12 @@ static int try_nap(struct napd *n)
 	}
 
 	/*
-	 * The arm step: from here on the first wake IRQ (or with wake_on=task
-	 * its work) is a wakeup event, which makes the count written below
-	 * stale or the nap abort; what came before is seen by activity().
+	 * The arm step (wake on irq): from here on the first wake IRQ is a
+	 * wakeup event, which makes the count written below stale or the
+	 * nap abort; what came before is seen by activity().  With wake on
+	 * task the watches are the wakeup sources, added before.
 	 */
-	if (s->arm[0] && !n->o->dry_run) {
+	if (s->arm[0] && !s->wake_task && !n->o->dry_run) {
 		ret = sysfs_write(s->arm, "1");
 		if (ret) {
 			napd_log(LOG_ERR, "cannot write %s: %s", s->arm,
@@ -836,8 +841,36 @@ static int try_nap(struct napd *n)
 		}
 	}
 
-	/* Blocks while wakeup events are in progress; EINTR on a signal. */
-	ret = sysfs_read(s->wakeup_count, count, sizeof(count));
+	/*
+	 * Work a watched server has now, or had since the copies were
+	 * added: a busy server, and its events would block the read below.
+	 */
+	if (s->wake_task) {
+		ret = watch_drain(&n->watch, n->why, sizeof(n->why));
+		if (ret < 0) {
+			napd_log(LOG_ERR, "cannot read napd's watches: %s",
+				 strerror(-ret));
+			return ret;
+		}
+		if (ret) {
+			held_back(n, CHECK_WAKE_SOURCE);
+			return NAP_SKIPPED;
+		}
+	}
+
+	/*
+	 * Blocks while wakeup events are in progress (napd's own watches
+	 * too, if work came since the drain): bounded, see wcount.h.
+	 */
+	ret = wcount_read(s->wakeup_count, count, sizeof(count),
+			  WCOUNT_TIMEOUT_MS);
+	if (ret == -ETIMEDOUT) {
+		snprintf(n->why, sizeof(n->why),
+			 "a wakeup source active for %d ms at the wakeup_count read",
+			 WCOUNT_TIMEOUT_MS);
+		held_back(n, CHECK_WAKE_SOURCE);
+		return NAP_SKIPPED;
+	}
 	if (ret == -EINTR)
 		return NAP_SKIPPED;
 	if (ret < 0) {
@@ -920,6 +953,52 @@ static int try_nap(struct napd *n)
 		return NAP_SKIPPED;
 	napd_log(LOG_ERR, "cannot write 'mem' to %s: %s", s->state,
 		strerror(-ret));
+	return ret;
+}
+
+/* Log a trouble of watch_add() when it changes: once, not per attempt. */
+static void log_watch_err(struct napd *n)
+{
+	const struct watch *w = &n->watch;
+
+	if (w->err == n->watch_err)
+		return;
+	n->watch_err = w->err;
+	if (w->err)
+		napd_log(LOG_WARNING, "cannot watch the fds of server pid %d: %s; its work does not end naps%s",
+			 (int)w->err_pid, strerror(-w->err),
+			 w->err == -EPERM ? " (napd needs CAP_SYS_PTRACE)" : "");
+	else
+		napd_log(LOG_INFO, "every server watched again");
+}
+
+/*
+ * One nap attempt.  With wake on task the servers' fds are copied into
+ * napd's epoll set for this attempt only, and closed whatever happened:
+ * napped, aborted or held back (watch.h says why).
+ */
+static int try_nap(struct napd *n)
+{
+	struct watch_ports ports = {
+		n->o->ports, n->o->nr_ports, n->o->udp_ports,
+		n->o->nr_udp_ports,
+	};
+	int ret;
+
+	if (!n->setup.wake_task)
+		return attempt(n);
+	ret = watch_add(&n->watch, &ports);
+	if (ret < 0) {
+		napd_log(LOG_ERR, "cannot find the servers to watch: %s",
+			 strerror(-ret));
+		watch_drop(&n->watch);
+		return ret;
+	}
+	log_watch_err(n);
+	ret = attempt(n);
+	/* The events of the nap relax the wakeup sources before they go. */
+	watch_drain(&n->watch, NULL, 0);
+	watch_drop(&n->watch);
 	return ret;
 }
 
@@ -1221,6 +1300,14 @@ static int start(struct napd *n)
 		}
 		n->rx6_fd = open(path6, O_RDONLY | O_CLOEXEC);
 	}
+	if (s->wake_task) {
+		ret = watch_init(&n->watch, o->proc_root);
+		if (ret) {
+			napd_log(LOG_ERR, "cannot make napd's epoll set: %s",
+				 strerror(-ret));
+			return -1;
+		}
+	}
 	if (read_rx(n, &n->last_rx)) {
 		napd_log(LOG_ERR, "cannot read %s%s",
 			n->setup.rx_packets[0],
@@ -1290,10 +1377,13 @@ static int start(struct napd *n)
 		       s->irq_src[i].from[0] ? s->irq_src[i].from : "-",
 		       s->irq_src[i].armed[0] ? s->irq_src[i].armed : "none");
 	logmsg(n, LOG_INFO, "naps end on %s; activity: %s",
-	       n->setup.rx_snmp ? "work for user space (wake_on=task)" :
-	       "any armed IRQ (wake_on=irq)",
-	       n->setup.rx_snmp ? "TCP segments for sockets and UDP datagrams" :
+	       s->wake_task ? "work for the servers of the served ports (wake on task: EPOLLWAKEUP watches)" :
+	       "any armed IRQ (wake on irq)",
+	       s->rx_snmp ? "TCP segments for sockets and UDP datagrams" :
 	       "packets of the wake device");
+	if (s->wake_why[0])
+		logmsg(n, LOG_INFO, "--wake-on auto chose irq: %s",
+		       s->wake_why);
 	logmsg(n, LOG_INFO, "naps end after %s%s; systemd timers: %s",
 	       o->max_nap_ms && n->alarm_fd >= 0 ? "at most " : "no bound",
 	       o->max_nap_ms && n->alarm_fd >= 0 ?
@@ -1482,6 +1572,7 @@ int main(int argc, char *argv[])
 	for (i = 0; i < NAPD_MAX_WAKE_DEVS; i++)
 		n.rx_fds[i] = -1;
 	n.rx6_fd = -1;
+	n.watch.ep = -1;
 	n.diag.fd = -1;
 	n.ctl_fd = -1;
 	n.alarm_fd = -1;
@@ -1586,6 +1677,7 @@ int main(int argc, char *argv[])
 			close(n.rx_fds[i]);
 	if (n.rx6_fd >= 0)
 		close(n.rx6_fd);
+	watch_close(&n.watch);
 
 	if (o.log) {
 		char sum[192];

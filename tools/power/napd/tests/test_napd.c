@@ -1027,9 +1027,6 @@ static void test_setup_crash_recovery(void)
 	char err[512], file[PATH_MAX];
 
 	build_tree(t, true);
-	/* wake_on=task needs the counters of /proc/net/snmp */
-	put("irq\n", "%s/sys/module/pseudosleep/parameters/wake_on", t);
-	put("\n", "%s/proc/net/snmp", t);
 	put("3\n", "%s/sys/power/wake_irq", t);
 	path_fmt(file, sizeof(file), "%s/state/settings", t);
 	fake_opts(&o, t, "eth0", "pseudo", "ttyS0", false);
@@ -1044,14 +1041,12 @@ static void test_setup_crash_recovery(void)
 	fake_opts(&o, t, "eth0", "pseudo", "ttyS0", false);
 	if (napd_setup(&o, &s2, err, sizeof(err)))
 		printf("# %s\n", err);
-	CHECK(s2.recovered == 5);
-	CHECK(s2.settings.nr == 5 && s2.settings.nr_pending == 0);
+	CHECK(s2.recovered == 4);
+	CHECK(s2.settings.nr == 4 && s2.settings.nr_pending == 0);
 	CHECK_STR(get("%s/sys/power/wake_irq", t), "25");
 	CHECK(!napd_restore(&s2));
 	CHECK_STR(get("%s/sys/power/mem_sleep", t), "s2idle");
 	CHECK_STR(get("%s/sys/power/wake_irq", t), "3");
-	CHECK_STR(get("%s/sys/module/pseudosleep/parameters/wake_on", t),
-		  "irq");
 	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "0");
 	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "0");
 	CHECK(!path_exists(file));
@@ -1063,7 +1058,7 @@ static void test_setup_crash_recovery(void)
 	put("s2idle deep [pseudo]\n", "%s/sys/power/mem_sleep", t);
 	fake_opts(&o, t, "eth0", "pseudo", NULL, false);
 	CHECK(!napd_setup(&o, &s2, err, sizeof(err)));
-	CHECK(s2.recovered == 5 && s2.settings.nr == 4);
+	CHECK(s2.recovered == 4 && s2.settings.nr == 3);
 	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "0");
 	{
 		char *text = read_whole(file);
@@ -2340,7 +2335,8 @@ static void test_status_json(void)
 		  "\"last_blocked\":null,\"blocked\":{\"connections\":0,"
 		  "\"packets\":0,\"udp\":0,\"process\":0,\"cpu\":0,"
 		  "\"runnable\":0,\"disk\":0,\"handshake\":0,"
-		  "\"inhibitor\":0,\"paused\":0,\"backoff\":0},"
+		  "\"inhibitor\":0,\"paused\":0,\"backoff\":0,"
+		  "\"wake_source\":0},"
 		  "\"wake_irqs\":{}}\n");
 	st.naps = 3;
 	st.nap_ns = 1500;
@@ -2829,52 +2825,94 @@ static void test_snmp_in(void)
 	CHECK(procnet_snmp6_in("Udp6InDatagrams x\n", &in) == -1);
 }
 
-/* --wake-on: auto picks task where the kernel has it; restored on exit. */
+/* CapEff for a fake --proc-root: CAP_SYS_PTRACE 19, CAP_BLOCK_SUSPEND 36. */
+static void put_caps(const char *t, unsigned long long caps)
+{
+	char text[128];
+
+	snprintf(text, sizeof(text), "Name:\tnapd\nCapEff:\t%016llx\n", caps);
+	put(text, "%s/proc/self/status", t);
+}
+
+#define CAPS_TASK	((1ULL << 19) | (1ULL << 36))
+
+/*
+ * --wake-on: auto picks task where the kernel ends naps on work and napd
+ * has the capabilities for its watches; task is then refused with why.
+ * Task mode arms no IRQ and never touches a module parameter.
+ */
 static void test_setup_wake_on(void)
 {
 	const char *t = new_tree("wakeon");
-	const char *param = "%s/sys/module/pseudosleep/parameters/wake_on";
 	const char *mem_sleep_list = "[s2idle] deep pseudo\n";
-	struct napd_setup s;
+	static struct napd_setup s;
 	struct napd_opts o;
 	char err[512];
 
 	build_tree(t, true);
 	put(snmp_text, "%s/proc/net/snmp", t);
-	/* an older kernel: auto keeps the IRQ rule and the packet counter */
+	put("3\n", "%s/sys/power/wake_irq", t);
+	put_caps(t, CAPS_TASK);
+	/* a kernel without wake on work: auto arms IRQs, task is refused */
 	fake_opts(&o, t, "eth0", "pseudo", NULL, false);
-	CHECK(!napd_setup(&o, &s, err, sizeof(err)) && !s.rx_snmp);
+	CHECK(!napd_setup(&o, &s, err, sizeof(err)) && !s.rx_snmp &&
+	      !s.wake_task);
+	CHECK(strstr(s.wake_why, "cannot end a nap on work") != NULL);
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "25");
 	CHECK(!napd_restore(&s));
 	put(mem_sleep_list, "%s/sys/power/mem_sleep", t);
 	o.wake_on = NAPD_WAKE_TASK;
 	CHECK(napd_setup(&o, &s, err, sizeof(err)) &&
-	      strstr(err, "no pseudosleep.wake_on"));
+	      strstr(err, "--wake-on task: this kernel cannot end a nap on work") &&
+	      strstr(err, "last_wake_source"));
 	CHECK(!napd_restore(&s));
 
-	put("irq\n", param, t);
+	/* wake on work: auto is task, no IRQ armed, the snmp counters */
+	put("\n", "%s/sys/power/pseudosleep/last_wake_source", t);
 	put(mem_sleep_list, "%s/sys/power/mem_sleep", t);
 	fake_opts(&o, t, "eth0", "pseudo", NULL, false);
 	if (napd_setup(&o, &s, err, sizeof(err)))
 		printf("# %s\n", err);
-	CHECK(s.rx_snmp);
+	CHECK(s.wake_task && s.rx_snmp && !s.wake_why[0]);
 	CHECK(strstr(s.rx_packets[0], "/proc/net/snmp") != NULL);
-	CHECK(s.nr_rx == 1);
-	CHECK_STR(get(param, t), "task");
+	CHECK(s.nr_rx == 1 && s.nr_irqs_armed == 0);
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "3");
+	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "1");
+	CHECK(!path_exists(get("%s/sys/module/pseudosleep", t)));
 	CHECK(!napd_restore(&s));
-	CHECK_STR(get(param, t), "irq");
+
+	/* no CAP_BLOCK_SUSPEND: EPOLLWAKEUP would be dropped */
+	put_caps(t, 1ULL << 19);
+	put(mem_sleep_list, "%s/sys/power/mem_sleep", t);
+	CHECK(!napd_setup(&o, &s, err, sizeof(err)) && !s.wake_task);
+	CHECK(strstr(s.wake_why, "CAP_BLOCK_SUSPEND") != NULL);
+	CHECK(!napd_restore(&s));
+	put(mem_sleep_list, "%s/sys/power/mem_sleep", t);
+	o.wake_on = NAPD_WAKE_TASK;
+	CHECK(napd_setup(&o, &s, err, sizeof(err)) &&
+	      strstr(err, "CAP_BLOCK_SUSPEND") && strstr(err, "EPOLLWAKEUP"));
+	CHECK(!napd_restore(&s));
+
+	/* no CAP_SYS_PTRACE and no server of napd's uid found */
+	put_caps(t, 1ULL << 36);
+	put(mem_sleep_list, "%s/sys/power/mem_sleep", t);
+	CHECK(napd_setup(&o, &s, err, sizeof(err)) &&
+	      strstr(err, "CAP_SYS_PTRACE"));
+	CHECK(!napd_restore(&s));
+	put_caps(t, CAPS_TASK);
 
 	put(mem_sleep_list, "%s/sys/power/mem_sleep", t);
 	o.wake_on = NAPD_WAKE_IRQ;
-	CHECK(!napd_setup(&o, &s, err, sizeof(err)) && !s.rx_snmp);
-	CHECK_STR(get(param, t), "irq");
+	CHECK(!napd_setup(&o, &s, err, sizeof(err)) && !s.rx_snmp &&
+	      !s.wake_task);
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "25");
 	CHECK(!napd_restore(&s));
 
 	/* s2idle has no wake rule to choose */
-	put("task\n", param, t);
 	put(mem_sleep_list, "%s/sys/power/mem_sleep", t);
 	fake_opts(&o, t, "eth0", "s2idle", NULL, false);
-	CHECK(!napd_setup(&o, &s, err, sizeof(err)) && !s.rx_snmp);
-	CHECK_STR(get(param, t), "task");
+	CHECK(!napd_setup(&o, &s, err, sizeof(err)) && !s.rx_snmp &&
+	      !s.wake_task);
 	CHECK(!napd_restore(&s));
 }
 
@@ -3123,7 +3161,7 @@ static void settings_snapshot(const char *t, char *buf, size_t size)
 {
 	static const char *const files[] = {
 		"sys/power/mem_sleep", "sys/power/wake_irq", NOSLEEP_ETH0,
-		NOSLEEP_TTY, "sys/module/pseudosleep/parameters/wake_on",
+		NOSLEEP_TTY,
 	};
 	size_t len = 0;
 	unsigned int i;
@@ -3255,8 +3293,6 @@ static void test_napd_kill9(void)
 	pid_t pid;
 
 	build_tree(t, true);
-	put("irq\n", "%s/sys/module/pseudosleep/parameters/wake_on", t);
-	put(snmp_text, "%s/proc/net/snmp", t);
 	put("3,4\n", "%s/sys/power/wake_irq", t);
 	path_fmt(sys, sizeof(sys), "%s/sys", t);
 	path_fmt(proc, sizeof(proc), "%s/proc", t);
@@ -3277,8 +3313,6 @@ static void test_napd_kill9(void)
 	waitpid(pid, &status, 0);
 	CHECK(WIFSIGNALED(status));
 	CHECK_STR(get("%s/sys/power/wake_irq", t), "25");
-	CHECK_STR(get("%s/sys/module/pseudosleep/parameters/wake_on", t),
-		  "task");
 	CHECK(path_exists(file));
 
 	/* start again (the kernel lists its modes), stop: as before */
@@ -3300,7 +3334,7 @@ static void test_napd_kill9(void)
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	CHECK(run_napd(restore, out, 0) == 0);
-	CHECK(out_has(out, "restored 5 settings from"));
+	CHECK(out_has(out, "restored 4 settings from"));
 	settings_snapshot(t, after, sizeof(after));
 	CHECK_STR(after, before);
 	CHECK(!path_exists(file));
@@ -4117,7 +4151,8 @@ static void build_check_tree(const char *t)
 {
 	build_tree(t, true);
 	put("", "%s/sys/power/pseudosleep/arm", t);
-	put("task\n", "%s/sys/module/pseudosleep/parameters/wake_on", t);
+	put("\n", "%s/sys/power/pseudosleep/last_wake_source", t);
+	put_caps(t, CAPS_TASK);
 	put("N\n", "%s/sys/module/pseudosleep/parameters/deep_idle", t);
 	put("intel_idle\n", "%s/sys/devices/system/cpu/cpuidle/current_driver", t);
 	put("POLL\n", "%s/sys/devices/system/cpu/cpu0/cpuidle/state0/name", t);
@@ -4154,6 +4189,7 @@ static void test_napd_check(void)
 	CHECK(out_has(out, "ok    kernel: "));
 	CHECK(out_has(out, "offers pseudo ('[s2idle] deep pseudo'; napd selects it)"));
 	CHECK(out_has(out, "pseudosleep/arm: the wakeup_count handshake's arm step"));
+	CHECK(out_has(out, "ok    kernel: wake on work supported"));
 	CHECK(out_has(out, "ok    nic eth0: pci0000:00/0000:00:02.0/virtio0, driver none,"));
 	CHECK(out_has(out, " vectors 24-26; napd would arm 25: receive vectors only"));
 	CHECK(out_has(out, "fail  nic eth0: no driver bound"));

@@ -9,7 +9,9 @@
  * into a plain file).  The last line is "N passed, N failed"; the exit
  * status is non-zero if anything failed.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <stddef.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -24,6 +26,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/epoll.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <linux/inet_diag.h>
@@ -49,6 +52,8 @@
 #include "stats.h"
 #include "sysfs.h"
 #include "timers.h"
+#include "watch.h"
+#include "wcount.h"
 
 static bool t_failed;
 static const char *t_skip;
@@ -2916,6 +2921,293 @@ static void test_setup_wake_on(void)
 	CHECK(!napd_restore(&s));
 }
 
+static void test_sock_lines(void)
+{
+	const char *text =
+		"  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+		"   0: 00000000:0050 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1065 1 0000000060d5f76a 100 0 0 10 0\n"
+		"   1: 0100007F:0050 0100007F:D431 01 00000000:00000000 02:000A7A5B 00000000    33        0 0 2 0000000000000000 20 4 30 10 -1\n";
+	const char *pos = text;
+	struct procnet_sock sk;
+
+	CHECK(procnet_sock_next(&pos, &sk) == 1 && sk.lport == 80 &&
+	      sk.state == NAPD_TCP_LISTEN && sk.inode == 1065);
+	CHECK(procnet_sock_next(&pos, &sk) == 1 && sk.lport == 80 &&
+	      sk.state == NAPD_TCP_ESTABLISHED && sk.inode == 0);
+	CHECK(procnet_sock_next(&pos, &sk) == 0);
+	pos = "   0: 00000000:0050 00000000:0000 0A\n";
+	CHECK(procnet_sock_next(&pos, &sk) == -1);
+}
+
+/*
+ * A server for the watch tests, in a child: a listening TCP socket and a
+ * bound UDP socket on 127.0.0.1, an epoll of its own holding the
+ * listener and @pair (the parent holds the other end).  It reports its
+ * ports on @ack and then obeys one byte at a time on @cmd: 'a' accepts a
+ * connection and hands it to a forked handler (fork per connection)
+ * that holds it until killed, 'c' closes the listener, 'q' (or EOF)
+ * quits.  Each command is acked.
+ */
+static void watch_server(int cmd, int ack, int pair)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct epoll_event ev = { .events = EPOLLIN };
+	socklen_t len = sizeof(a);
+	unsigned short ports[2];
+	int lfd, ufd, ep, cfd, one = 1;
+	char c;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	ufd = socket(AF_INET, SOCK_DGRAM, 0);
+	ep = epoll_create1(0);
+	/* as servers do: a restart may bind while connections linger */
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (lfd < 0 || ufd < 0 || ep < 0 ||
+	    bind(lfd, (struct sockaddr *)&a, sizeof(a)) || listen(lfd, 8) ||
+	    getsockname(lfd, (struct sockaddr *)&a, &len))
+		_exit(1);
+	ports[0] = ntohs(a.sin_port);
+	a.sin_port = 0;
+	if (bind(ufd, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(ufd, (struct sockaddr *)&a, &len))
+		_exit(1);
+	ports[1] = ntohs(a.sin_port);
+	ev.data.fd = lfd;
+	epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev);
+	ev.data.fd = pair;
+	epoll_ctl(ep, EPOLL_CTL_ADD, pair, &ev);
+	if (write(ack, ports, sizeof(ports)) != sizeof(ports))
+		_exit(1);
+	while (read(cmd, &c, 1) == 1 && c != 'q') {
+		if (c == 'a') {
+			cfd = accept(lfd, NULL, NULL);
+			if (cfd >= 0 && !fork()) {
+				/* the handler: holds the connection until killed */
+				close(lfd);
+				close(ufd);
+				close(ep);
+				close(cmd);
+				close(ack);
+				for (;;)
+					pause();
+			}
+			close(cfd);
+		} else if (c == 'c') {
+			close(lfd);
+		}
+		if (write(ack, &c, 1) != 1)
+			_exit(1);
+	}
+	_exit(0);
+}
+
+/* The server whose fd of @kind this attempt watches (@pid if not 0). */
+static pid_t watched(const struct watch *w, enum watch_kind kind, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < w->nr_fds; i++)
+		if (w->fds[i].kind == kind && (!pid || w->fds[i].pid == pid))
+			return w->fds[i].pid;
+	return 0;
+}
+
+/* Can a new listener bind @port (SO_REUSEADDR: only a listener conflicts)? */
+static bool port_free(unsigned short port)
+{
+	struct sockaddr_in a = {
+		.sin_family = AF_INET,
+		.sin_port = htons(port),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+	bool ok;
+
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	ok = !bind(fd, (struct sockaddr *)&a, sizeof(a)) && !listen(fd, 1);
+	close(fd);
+	return ok;
+}
+
+/* Count napd's own open fds, to see that the copies are closed. */
+static int own_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	while (d && (de = readdir(d)))
+		n += de->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static bool cmd_ack(int cmd, int ack, char c)
+{
+	char got;
+
+	return write(cmd, &c, 1) == 1 && read(ack, &got, 1) == 1 && got == c;
+}
+
+/*
+ * wake on task: a real server found from its port; a new connection, a
+ * request on a kept-alive connection (held by a handler forked after the
+ * first scan), a datagram and work in its own epoll each make napd's
+ * watch set ready; after each attempt the copies are closed, so a port
+ * the server closes is free again.
+ */
+static void test_watch_server(void)
+{
+	static struct watch w;
+	struct sockaddr_in a = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	unsigned short ports[2], tcp[1], udp[1];
+	struct watch_ports wp = { tcp, 1, udp, 1 };
+	int cmd[2], ack[2], pair[2], cli, ufd, fds0, status;
+	pid_t handler = 0;
+	char why[256] = "", buf[8];
+	struct pollfd pfd;
+	pid_t pid;
+
+	if (pipe(cmd) || pipe(ack) ||
+	    socketpair(AF_UNIX, SOCK_STREAM, 0, pair)) {
+		CHECK(!"pipes");
+		return;
+	}
+	pid = fork();
+	if (!pid) {
+		close(cmd[1]);
+		close(ack[0]);
+		close(pair[0]);
+		watch_server(cmd[0], ack[1], pair[1]);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	close(pair[1]);
+	if (read(ack[0], ports, sizeof(ports)) != sizeof(ports)) {
+		CHECK(!"server started");
+		goto out;
+	}
+	tcp[0] = ports[0];
+	udp[0] = ports[1];
+	fds0 = own_fds();
+	CHECK(!watch_init(&w, "/proc"));
+
+	/* idle: listener, UDP socket and epoll watched, nothing ready */
+	CHECK(watch_add(&w, &wp) == 3);
+	CHECK(w.err == 0 && w.scans == 1);
+	CHECK(watched(&w, WATCH_LISTEN, pid) && watched(&w, WATCH_UDP, pid) &&
+	      watched(&w, WATCH_EPOLL, pid));
+	CHECK(watch_drain(&w, why, sizeof(why)) == 0);
+	/* a new connection, after the copies were added */
+	cli = socket(AF_INET, SOCK_STREAM, 0);
+	a.sin_port = htons(tcp[0]);
+	CHECK(!connect(cli, (struct sockaddr *)&a, sizeof(a)));
+	usleep(20000);
+	CHECK(watch_drain(&w, why, sizeof(why)) > 0);
+	CHECK(strstr(why, "work for pid") != NULL);
+	watch_drop(&w);
+	CHECK(w.nr_fds == 0 && own_fds() == fds0 + 2);	/* + epoll, cli */
+
+	/* not accepted yet: the next attempt sees it at once, no rescan */
+	CHECK(watch_add(&w, &wp) == 3 && w.scans == 1);
+	CHECK(watch_drain(&w, why, sizeof(why)) > 0);
+	watch_drop(&w);
+
+	/* accepted by a handler forked now: found by a second scan */
+	CHECK(cmd_ack(cmd[1], ack[0], 'a'));
+	CHECK(watch_add(&w, &wp) == 4 && w.scans == 2);
+	handler = watched(&w, WATCH_CONN, 0);
+	CHECK(handler && handler != pid);
+	CHECK(watch_drain(&w, why, sizeof(why)) == 0);
+	/* a request on the idle kept-alive connection */
+	CHECK(write(cli, "GET", 3) == 3);
+	usleep(20000);
+	CHECK(watch_drain(&w, why, sizeof(why)) > 0);
+	CHECK(strstr(why, "connection on port") != NULL);
+	watch_drop(&w);
+	CHECK(own_fds() == fds0 + 2);	/* + the epoll and cli */
+
+	/* work in the server's own epoll (an event-loop server) */
+	CHECK(watch_add(&w, &wp) >= 4 && w.scans == 2);
+	CHECK(watch_drain(&w, why, sizeof(why)) > 0);	/* GET unread */
+	CHECK(write(pair[0], "x", 1) == 1);
+	usleep(20000);
+	CHECK(watch_drain(&w, why, sizeof(why)) > 0);
+	CHECK(strstr(why, "its epoll") != NULL);
+	watch_drop(&w);
+
+	/* a datagram */
+	CHECK(watch_add(&w, &wp) >= 4);
+	watch_drain(&w, why, sizeof(why));
+	ufd = socket(AF_INET, SOCK_DGRAM, 0);
+	a.sin_port = htons(udp[0]);
+	CHECK(sendto(ufd, "q", 1, 0, (struct sockaddr *)&a, sizeof(a)) == 1);
+	close(ufd);
+	usleep(20000);
+	CHECK(watch_drain(&w, why, sizeof(why)) > 0);
+	CHECK(strstr(why, "UDP socket on port") != NULL);
+
+	/*
+	 * The server closes its listener and the handler exits: while the
+	 * copies are held the port stays bound and the connection open;
+	 * once the attempt is over the port is free and the connection
+	 * closed (its unread GET makes that a reset rather than a FIN).
+	 */
+	CHECK(cmd_ack(cmd[1], ack[0], 'c'));
+	CHECK(handler > 0 && !kill(handler, SIGKILL));
+	pfd.fd = cli;
+	pfd.events = POLLIN;
+	CHECK(!port_free(tcp[0]));
+	CHECK(poll(&pfd, 1, 200) == 0);
+	watch_drop(&w);
+	CHECK(port_free(tcp[0]));
+	CHECK(poll(&pfd, 1, 2000) == 1);
+	CHECK(read(cli, buf, sizeof(buf)) == 0 || errno == ECONNRESET);
+	close(cli);
+	watch_close(&w);
+	CHECK(own_fds() == fds0);
+out:
+	close(cmd[1]);
+	close(pair[0]);
+	waitpid(pid, &status, 0);
+	close(ack[0]);
+}
+
+/*
+ * The bounded wakeup_count read: a FIFO with no writer blocks like a
+ * wakeup_count with a wakeup source active; the read gives up after the
+ * timeout with ETIMEDOUT.
+ */
+static void test_wcount_bounded(void)
+{
+	const char *t = new_tree("wcount");
+	char path[PATH_MAX], buf[32];
+	unsigned long long t0;
+	struct timespec ts;
+
+	path_fmt(path, sizeof(path), "%s/wakeup_count", t);
+	put("42\n", "%s", path);
+	CHECK(wcount_read(path, buf, sizeof(buf), 50) == 2);
+	CHECK_STR(buf, "42");
+	unlink(path);
+	CHECK(!mkfifo(path, 0600));
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t0 = ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+	CHECK(wcount_read(path, buf, sizeof(buf), 50) == -ETIMEDOUT);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t0 = ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000 - t0;
+	CHECK(t0 >= 50 && t0 < 1000);
+	/* again: the timer is one-shot and re-armed per read */
+	CHECK(wcount_read(path, buf, sizeof(buf), 20) == -ETIMEDOUT);
+	unlink(path);
+	CHECK(wcount_read(path, buf, sizeof(buf), 20) == -ENOENT);
+}
+
 static void new_conn(void *arg)
 {
 	struct fake_run *r = arg;
@@ -4351,6 +4643,9 @@ static const struct {
 	{ "proc_net_dev_rx", test_net_dev, false },
 	{ "proc_net_snmp_in", test_snmp_in, false },
 	{ "setup_wake_on", test_setup_wake_on, false },
+	{ "proc_net_sock_lines", test_sock_lines, false },
+	{ "watch_server_work_and_copies_closed", test_watch_server, false },
+	{ "wcount_read_bounded", test_wcount_bounded, false },
 	{ "notify_format", test_notify_format, false },
 	{ "notify_send_listener", test_notify_send, false },
 	{ "status_json_and_socket", test_status_json, false },

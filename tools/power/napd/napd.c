@@ -1352,7 +1352,11 @@ static int start(struct napd *n)
 		return -1;
 	}
 
-	irqlist_format(n->setup.irqs, n->setup.nr_irqs, irqs, sizeof(irqs));
+	/* Wake on task arms no IRQ: the NICs' IRQs only run. */
+	if (s->wake_task)
+		snprintf(irqs, sizeof(irqs), "none (wake on task)");
+	else
+		irqlist_format(n->setup.irqs, s->nr_irqs, irqs, sizeof(irqs));
 	for (i = 0; i < s->nr_nics; i++)
 		snprintf(nics + strlen(nics), sizeof(nics) - strlen(nics),
 			 "%s%s", i ? "," : "", s->nics[i]);
@@ -1367,7 +1371,7 @@ static int start(struct napd *n)
 	/* A bond, a VLAN or several devices: where each NIC's IRQs are. */
 	detail = s->nr_nics > 1 ||
 		 (s->nr_nics == 1 && strcmp(s->nics[0], s->nic_of[0]));
-	if (!detail)
+	if (!detail && !s->wake_task)
 		logmsg(n, LOG_INFO, "armed %s: %s", irqs[0] ? irqs : "none",
 		       s->nr_nics && s->irq_src[0].armed[0] ?
 		       s->irq_src[0].armed : "-");
@@ -1375,7 +1379,8 @@ static int start(struct napd *n)
 		logmsg(n, LOG_INFO, "NIC %s (wake-dev %s): IRQs from %s, armed %s",
 		       s->nics[i], s->nic_of[i],
 		       s->irq_src[i].from[0] ? s->irq_src[i].from : "-",
-		       s->irq_src[i].armed[0] ? s->irq_src[i].armed : "none");
+		       s->irq_src[i].armed[0] && !s->wake_task ?
+		       s->irq_src[i].armed : "none");
 	logmsg(n, LOG_INFO, "naps end on %s; activity: %s",
 	       s->wake_task ? "work for the servers of the served ports (wake on task: EPOLLWAKEUP watches)" :
 	       "any armed IRQ (wake on irq)",

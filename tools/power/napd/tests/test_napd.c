@@ -2921,6 +2921,54 @@ static void test_setup_wake_on(void)
 	CHECK(!napd_restore(&s));
 }
 
+/*
+ * --wake-on task: no IRQ armed, naps as usual (no server behind the fake
+ * /proc: nothing watched); a wakeup_count read that blocks (a FIFO, as
+ * with a wakeup source active) holds naps back by wake_source, and napd
+ * goes on.
+ */
+static void test_napd_wake_task(void)
+{
+	const char *t = new_tree("task");
+	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], path[PATH_MAX];
+	char *argv[] = { NAPD_ARGS(sys, proc), "--log", "--max-naps", "2",
+			 "--wake-on", "task", NULL };
+
+	build_tree(t, true);
+	put("\n", "%s/sys/power/pseudosleep/last_wake_source", t);
+	put_caps(t, CAPS_TASK);
+	put(snmp_text, "%s/proc/net/snmp", t);
+	put("3\n", "%s/sys/power/wake_irq", t);
+	path_fmt(sys, sizeof(sys), "%s/sys", t);
+	path_fmt(proc, sizeof(proc), "%s/proc", t);
+	path_fmt(out, sizeof(out), "%s/out", t);
+
+	CHECK(run_napd(argv, out, 0) == 0);
+	CHECK(out_has(out, "naps end on work for the servers"));
+	CHECK(out_has(out, "{\"naps\":2,"));
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "3");
+	CHECK(out_has(out, "wake irqs none (wake on task)"));
+
+	path_fmt(path, sizeof(path), "%s/sys/power/wakeup_count", t);
+	unlink(path);
+	CHECK(!mkfifo(path, 0600));
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	CHECK(run_napd(argv, out, 400) == 0);
+	CHECK(out_has(out, "nap held back by wake_source: a wakeup source active for 50 ms at the wakeup_count read"));
+	CHECK(out_has(out, "{\"naps\":0,"));
+	CHECK(!out_has_quiet(out, "\"wake_source\":0"));
+
+	/* without a kernel that ends naps on work: refused, nothing changed */
+	unlink(path);
+	put("7\n", "%s", path);
+	path_fmt(path, sizeof(path), "%s/sys/power/pseudosleep/last_wake_source", t);
+	unlink(path);
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	CHECK(run_napd(argv, out, 0) == 1);
+	CHECK(out_has(out, "--wake-on task: this kernel cannot end a nap on work"));
+	CHECK_STR(get("%s/sys/power/mem_sleep", t), "[s2idle] deep pseudo");
+}
+
 static void test_sock_lines(void)
 {
 	const char *text =
@@ -4652,6 +4700,7 @@ static const struct {
 	{ "napd_exit_codes", test_napd_exit_codes, true },
 	{ "napd_naps_and_restore", test_napd_naps, true },
 	{ "napd_sigterm_restore", test_napd_sigterm_busy, true },
+	{ "napd_wake_on_task", test_napd_wake_task, true },
 	{ "napd_rx_keeps_awake", test_napd_rx_traffic, true },
 	{ "napd_dry_run", test_napd_dry_run, true },
 	{ "napd_error_restore", test_napd_errors, true },

@@ -2584,6 +2584,14 @@ static void test_napd_exit_codes(void)
 	CHECK(run_napd(help, out, 0) == 0);
 }
 
+
+/* The --sysfs-root, --proc-root and output file of a run in tree @t. */
+static void tree_paths(const char *t, char *sys, char *proc, char *out)
+{
+	path_fmt(sys, PATH_MAX, "%s/sys", t);
+	path_fmt(proc, PATH_MAX, "%s/proc", t);
+	path_fmt(out, PATH_MAX, "%s/out", t);
+}
 static void test_napd_naps(void)
 {
 	const char *t = new_tree("run");
@@ -2592,9 +2600,7 @@ static void test_napd_naps(void)
 			 NULL };
 
 	build_tree(t, true);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 
 	CHECK(run_napd(argv, out, 0) == 0);
 	CHECK(out_has(out, "{\"naps\":2,\"aborted\":0,\"handshake_refused\":0,"
@@ -2625,9 +2631,7 @@ static void test_napd_sigterm_busy(void)
 
 	build_tree(t, true);
 	put(tcp_busy, "%s/proc/net/tcp", t);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 
 	/* an ESTABLISHED connection on :80 keeps it awake until SIGTERM */
 	CHECK(run_napd(argv, out, 300) == 0);
@@ -2663,9 +2667,7 @@ static void test_napd_rx_traffic(void)
 	char *argv[] = { NAPD_ARGS(sys, proc), "--idle-ms", "200", NULL };
 
 	build_tree(t, true);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 	path_fmt(rx, sizeof(rx), "%s/sys/class/net/eth0/statistics/rx_packets",
 		 t);
 
@@ -2684,9 +2686,7 @@ static void test_napd_dry_run(void)
 			 "1", NULL };
 
 	build_tree(t, true);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 
 	CHECK(run_napd(argv, out, 0) == 0);
 	CHECK(out_has(out, "would nap"));
@@ -2703,9 +2703,7 @@ static void test_napd_errors(void)
 	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX];
 	char *argv[] = { NAPD_ARGS(sys, proc), "--max-naps", "1", NULL };
 
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 
 	/* no pseudo-sleep: exit 1 with a clear message, nothing touched */
 	build_tree(t, false);
@@ -2939,9 +2937,7 @@ static void test_napd_wake_task(void)
 	put_caps(t, CAPS_TASK);
 	put(snmp_text, "%s/proc/net/snmp", t);
 	put("3\n", "%s/sys/power/wake_irq", t);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 
 	CHECK(run_napd(argv, out, 0) == 0);
 	CHECK(out_has(out, "naps end on work for the servers"));
@@ -3531,9 +3527,7 @@ static void test_napd_check_config(void)
 	unsigned int i;
 
 	build_tree(t, true);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 	path_fmt(good, sizeof(good), "%s/good.conf", t);
 	path_fmt(bad, sizeof(bad), "%s/bad.conf", t);
 	path_fmt(none, sizeof(none), "%s/none.conf", t);
@@ -3634,9 +3628,7 @@ static void test_napd_kill9(void)
 
 	build_tree(t, true);
 	put("3,4\n", "%s/sys/power/wake_irq", t);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 	path_fmt(file, sizeof(file), "%s/settings", state_dir);
 	/* as the kernel shows it after napd's write and after the restore */
 	settings_snapshot(t, before, sizeof(before));
@@ -3705,9 +3697,7 @@ static void test_napd_two_nics(void)
 			 "--wake-on", "irq", "--log", "--max-naps", "1", NULL };
 
 	build_bond_tree(t);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 	path_fmt(rx, sizeof(rx), "%s/sys/class/net/eth3/statistics/rx_packets",
 		 t);
 
@@ -3805,9 +3795,7 @@ static void test_napd_journal(void)
 	char *check[] = { (char *)napd_bin, "--check-config", bad, NULL };
 
 	build_tree(t, true);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 	path_fmt(bad, sizeof(bad), "%s/bad.conf", t);
 
 	journal_env(out);
@@ -3983,9 +3971,7 @@ static void test_napd_metrics(void)
 	int ret;
 
 	build_tree(t, true);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 	path_fmt(prom, sizeof(prom), "%s/textfile/napd.prom", t);
 	path_fmt(parsed, sizeof(parsed), "%s/parsed", t);
 	path_fmt(tmp, sizeof(tmp), "%s.tmp", prom);
@@ -4518,9 +4504,7 @@ static void test_napd_check(void)
 			       NULL };
 
 	build_check_tree(t);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 	path_fmt(conf, sizeof(conf), "%s/napd.conf", t);
 	put("port = 80\nwake-dev = eth0\n", "%s", conf);
 
@@ -4610,9 +4594,7 @@ static void test_napd_check_server(void)
 	put("", "%s/sys/power/pseudosleep/arm", t);
 	link_to("../../../bus/pci/drivers/virtio-pci",
 		"%s/" PCI0 "/0000:00:02.0/virtio0/driver", t);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 	path_fmt(conf, sizeof(conf), "%s/napd.conf", t);
 	put("port = 80\nwake-dev = eth0\n", "%s", conf);
 	put("on\n", "%s/" PCI0 "/0000:00:04.0/power/control", t);

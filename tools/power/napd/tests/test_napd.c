@@ -2584,7 +2584,6 @@ static void test_napd_exit_codes(void)
 	CHECK(run_napd(help, out, 0) == 0);
 }
 
-
 /* The --sysfs-root, --proc-root and output file of a run in tree @t. */
 static void tree_paths(const char *t, char *sys, char *proc, char *out)
 {
@@ -2592,6 +2591,7 @@ static void tree_paths(const char *t, char *sys, char *proc, char *out)
 	path_fmt(proc, PATH_MAX, "%s/proc", t);
 	path_fmt(out, PATH_MAX, "%s/out", t);
 }
+
 static void test_napd_naps(void)
 {
 	const char *t = new_tree("run");

@@ -966,7 +966,9 @@ static void log_watch_err(struct napd *n)
 	n->watch_err = w->err;
 	if (w->err)
 		napd_log(LOG_WARNING, "cannot watch the fds of server pid %d: %s; its work does not end naps%s",
-			 (int)w->err_pid, strerror(-w->err),
+			 (int)w->err_pid, w->err == -ENOSPC ?
+			 "more fds to watch than napd takes" :
+			 strerror(-w->err),
 			 w->err == -EPERM ? " (napd needs CAP_SYS_PTRACE)" : "");
 	else
 		napd_log(LOG_INFO, "every server watched again");

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/pidfd.h>
@@ -44,11 +45,21 @@ int watch_init(struct watch *w, const char *proc_root)
 	return w->ep < 0 ? -errno : 0;
 }
 
+static void close_pids(struct watch *w)
+{
+	int i;
+
+	for (i = 0; i < w->nr_pids; i++)
+		close(w->pidfds[i]);
+	w->nr_pids = 0;
+}
+
 void watch_close(struct watch *w)
 {
 	if (w->ep < 0)
 		return;
 	watch_drop(w);
+	close_pids(w);
 	close(w->ep);
 	w->ep = -1;
 }
@@ -89,8 +100,15 @@ static int read_socks(struct watch *w, const char *table, bool udp,
 			else
 				continue;
 		}
-		if (w->nr_socks == WATCH_MAX_SOCKS)
-			break;	/* the rest is still seen by activity() */
+		/*
+		 * Room for the listening and UDP sockets whatever the number
+		 * of connections; those left out are still seen by
+		 * activity(), or through the server's epoll.
+		 */
+		if (w->nr_socks == WATCH_MAX_SOCKS ||
+		    (kind == WATCH_CONN &&
+		     w->nr_socks >= WATCH_MAX_SOCKS - WATCH_MAX_SOCKS / 8))
+			continue;
 		ws = &w->socks[w->nr_socks++];
 		ws->inode = sk.inode;
 		ws->port = sk.lport;
@@ -186,22 +204,22 @@ static void note_err(struct watch *w, int err, pid_t pid)
 	}
 }
 
-/* The served sockets and epoll fds of server @pid; false if it went. */
-static bool take_all(struct watch *w, pid_t pid)
+/* The served sockets and epoll fds of server @i; false if it went. */
+static bool take_all(struct watch *w, int i)
 {
+	struct pollfd exited = { .fd = w->pidfds[i], .events = POLLIN };
+	pid_t pid = w->pids[i];
 	char path[PATH_MAX];
 	struct dirent *de;
-	int pidfd, ret;
+	int ret;
 	DIR *d;
 
-	pidfd = pidfd_open(pid, 0);
-	if (pidfd < 0)
-		return errno != ESRCH;
-	if (path_fmt(path, sizeof(path), "%s/%d/fd", w->proc_root, (int)pid) ||
-	    !(d = opendir(path))) {
-		close(pidfd);
+	/* A pidfd polls readable once its process exited. */
+	if (poll(&exited, 1, 0) != 0)
 		return false;
-	}
+	if (path_fmt(path, sizeof(path), "%s/%d/fd", w->proc_root, (int)pid) ||
+	    !(d = opendir(path)))
+		return false;
 	while ((de = readdir(d))) {
 		struct watch_sock *sk = NULL;
 		int kind;
@@ -211,7 +229,7 @@ static bool take_all(struct watch *w, pid_t pid)
 		kind = fd_kind(w, pid, de->d_name, &sk);
 		if (kind < 0 || (sk && sk->taken))
 			continue;
-		ret = take(w, pidfd, pid, atoi(de->d_name), kind,
+		ret = take(w, w->pidfds[i], pid, atoi(de->d_name), kind,
 			   sk ? sk->port : 0);
 		/* EBADF: closed since the readdir; ELOOP: epolls nested deep */
 		if (ret && ret != -EBADF)
@@ -220,7 +238,6 @@ static bool take_all(struct watch *w, pid_t pid)
 			sk->taken = true;
 	}
 	closedir(d);
-	close(pidfd);
 	return true;
 }
 
@@ -272,13 +289,15 @@ struct proc {
 
 static void add_pid(struct watch *w, pid_t pid)
 {
-	int i;
+	int fd;
 
-	for (i = 0; i < w->nr_pids; i++)
-		if (w->pids[i] == pid)
-			return;
-	if (w->nr_pids < WATCH_MAX_PIDS)
-		w->pids[w->nr_pids++] = pid;
+	if (w->nr_pids == WATCH_MAX_PIDS)
+		return;
+	fd = pidfd_open(pid, 0);	/* O_CLOEXEC is implied */
+	if (fd < 0)
+		return;			/* gone already */
+	w->pids[w->nr_pids] = pid;
+	w->pidfds[w->nr_pids++] = fd;
 }
 
 /*
@@ -340,7 +359,7 @@ static int scan(struct watch *w)
 			}
 		}
 	} while (added);
-	w->nr_pids = 0;
+	close_pids(w);
 	for (i = 0; i < nr; i++)
 		if (procs[i].server)
 			add_pid(w, procs[i].pid);
@@ -380,7 +399,7 @@ static void take_from_pids(struct watch *w)
 	int i;
 
 	for (i = 0; i < w->nr_pids; i++)
-		if (!take_all(w, w->pids[i]))
+		if (!take_all(w, i))
 			w->stale = true;
 }
 

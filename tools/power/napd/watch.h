@@ -52,6 +52,7 @@ struct watch {
 	char proc_root[PATH_MAX];
 	int ep;			/* napd's epoll set; -1 before watch_init() */
 	pid_t pids[WATCH_MAX_PIDS];	/* the servers and their descendants */
+	int pidfds[WATCH_MAX_PIDS];	/* held: a reused pid is not them */
 	int nr_pids;
 	bool stale;		/* a cached server went: rescan next time */
 	unsigned long known[WATCH_MAX_SOCKS];	/* listening/UDP inodes ... */
@@ -85,9 +86,9 @@ void watch_close(struct watch *w);
  * again only when a listening or UDP socket is new, a connection is held
  * by no known server, or a known server went.  Returns the number of fds
  * watched, or -errno if the socket tables cannot be read.  A server
- * whose fds cannot be taken (EPERM: no CAP_SYS_PTRACE) is skipped and
- * noted in @w->err and @w->err_pid.  Every copy must be dropped with
- * watch_drop() when the attempt ends.
+ * whose fds cannot be taken (EPERM: no CAP_SYS_PTRACE; ENOSPC: more than
+ * WATCH_MAX_FDS) is skipped and noted in @w->err and @w->err_pid.  Every
+ * copy must be dropped with watch_drop() when the attempt ends.
  */
 int watch_add(struct watch *w, const struct watch_ports *p);
 

@@ -3155,7 +3155,8 @@ static void test_watch_server(void)
 	CHECK(watch_drain(&w, why, sizeof(why)) > 0);
 	CHECK(strstr(why, "work for pid") != NULL);
 	watch_drop(&w);
-	CHECK(w.nr_fds == 0 && own_fds() == fds0 + 2);	/* + epoll, cli */
+	/* the epoll set, cli and the pidfds of the servers stay */
+	CHECK(w.nr_fds == 0 && own_fds() == fds0 + 2 + w.nr_pids);
 
 	/* not accepted yet: the next attempt sees it at once, no rescan */
 	CHECK(watch_add(&w, &wp) == 3 && w.scans == 1);
@@ -3174,7 +3175,7 @@ static void test_watch_server(void)
 	CHECK(watch_drain(&w, why, sizeof(why)) > 0);
 	CHECK(strstr(why, "connection on port") != NULL);
 	watch_drop(&w);
-	CHECK(own_fds() == fds0 + 2);	/* + the epoll and cli */
+	CHECK(w.nr_pids == 2 && own_fds() == fds0 + 2 + w.nr_pids);
 
 	/* work in the server's own epoll (an event-loop server) */
 	CHECK(watch_add(&w, &wp) >= 4 && w.scans == 2);
@@ -3213,12 +3214,23 @@ static void test_watch_server(void)
 	CHECK(poll(&pfd, 1, 2000) == 1);
 	CHECK(read(cli, buf, sizeof(buf)) == 0 || errno == ECONNRESET);
 	close(cli);
-	watch_close(&w);
-	CHECK(own_fds() == fds0);
-out:
+
+	/* the server exits: its pidfd says so, and the list is walked again */
 	close(cmd[1]);
-	close(pair[0]);
+	cmd[1] = -1;
 	waitpid(pid, &status, 0);
+	pid = 0;
+	CHECK(watch_add(&w, &wp) == 0 && w.stale);
+	CHECK(watch_add(&w, &wp) == 0 && !w.stale && w.nr_pids == 0);
+	watch_drop(&w);
+	watch_close(&w);
+	CHECK(own_fds() == fds0 - 1);	/* cmd[1] closed too */
+out:
+	if (cmd[1] >= 0)
+		close(cmd[1]);
+	close(pair[0]);
+	if (pid)
+		waitpid(pid, &status, 0);
 	close(ack[0]);
 }
 

@@ -231,8 +231,13 @@ static bool take_all(struct watch *w, int i)
 			continue;
 		ret = take(w, w->pidfds[i], pid, atoi(de->d_name), kind,
 			   sk ? sk->port : 0);
-		/* EBADF: closed since the readdir; ELOOP: epolls nested deep */
-		if (ret && ret != -EBADF)
+		/*
+		 * EBADF: closed since the readdir; ESRCH: the server is
+		 * exiting (the next attempt walks the list again).
+		 */
+		if (ret == -ESRCH)
+			w->stale = true;
+		else if (ret && ret != -EBADF)
 			note_err(w, ret, pid);
 		if (!ret && sk)
 			sk->taken = true;

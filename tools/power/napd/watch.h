@@ -2,7 +2,7 @@
 /*
  * Wake on work (--wake-on task): the server processes behind the served
  * ports, and for one nap attempt their sockets and epoll instances in an
- * epoll set of napd's own, added with EPOLLWAKEUP.  Work for a server
+ * epoll set of napd's own, watched with EPOLLWAKEUP.  Work for a server
  * (a connection, a request on a kept-alive connection, a datagram) then
  * activates a wakeup source: it refuses the wakeup_count handshake
  * before a nap and, on a kernel with wake on work, ends the nap.
@@ -50,7 +50,8 @@ struct watch_fd {
 
 struct watch {
 	char proc_root[PATH_MAX];
-	int ep;			/* napd's epoll set; -1 before watch_init() */
+	int ep;			/* the copies' epoll set; -1 before watch_init() */
+	int outer;		/* holds ep with EPOLLWAKEUP */
 	pid_t pids[WATCH_MAX_PIDS];	/* the servers and their descendants */
 	int pidfds[WATCH_MAX_PIDS];	/* held: a reused pid is not them */
 	int nr_pids;
@@ -82,7 +83,9 @@ void watch_close(struct watch *w);
 
 /*
  * Copy the served sockets and the servers' epoll fds into napd's epoll
- * set, with EPOLLIN | EPOLLWAKEUP | EPOLLET; the pid list is scanned
+ * set, with EPOLLIN | EPOLLET; that set is in an outer one with
+ * EPOLLIN | EPOLLWAKEUP | EPOLLET, so that an event of a copy activates
+ * one wakeup source, napd's for its whole run.  The pid list is scanned
  * again only when a listening or UDP socket is new, a connection is held
  * by no known server, or a known server went.  Returns the number of fds
  * watched, or -errno if the socket tables cannot be read.  A server
@@ -93,9 +96,9 @@ void watch_close(struct watch *w);
 int watch_add(struct watch *w, const struct watch_ports *p);
 
 /*
- * Take every pending event of napd's epoll set (which relaxes the
- * wakeup sources of its items).  Returns the number of events, the
- * first described in @why, or -errno.
+ * Take every pending event of the outer set (which relaxes napd's
+ * wakeup source), then of the copies' set.  Returns the number of the
+ * copies' events, the first described in @why, or -errno.
  */
 int watch_drain(struct watch *w, char *why, size_t size);
 

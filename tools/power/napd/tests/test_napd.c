@@ -3155,8 +3155,8 @@ static void test_watch_server(void)
 	CHECK(watch_drain(&w, why, sizeof(why)) > 0);
 	CHECK(strstr(why, "work for pid") != NULL);
 	watch_drop(&w);
-	/* the epoll set, cli and the pidfds of the servers stay */
-	CHECK(w.nr_fds == 0 && own_fds() == fds0 + 2 + w.nr_pids);
+	/* the two epoll sets, cli and the pidfds of the servers stay */
+	CHECK(w.nr_fds == 0 && own_fds() == fds0 + 3 + w.nr_pids);
 
 	/* not accepted yet: the next attempt sees it at once, no rescan */
 	CHECK(watch_add(&w, &wp) == 3 && w.scans == 1);
@@ -3175,7 +3175,7 @@ static void test_watch_server(void)
 	CHECK(watch_drain(&w, why, sizeof(why)) > 0);
 	CHECK(strstr(why, "connection on port") != NULL);
 	watch_drop(&w);
-	CHECK(w.nr_pids == 2 && own_fds() == fds0 + 2 + w.nr_pids);
+	CHECK(w.nr_pids == 2 && own_fds() == fds0 + 3 + w.nr_pids);
 
 	/* work in the server's own epoll (an event-loop server) */
 	CHECK(watch_add(&w, &wp) >= 4 && w.scans == 2);

@@ -243,7 +243,10 @@ static void check_wake_on_work(struct pf *p)
 	}
 	block = caps & (1ULL << CAP_BLOCK_SUSPEND);
 	ptrace = caps & (1ULL << CAP_SYS_PTRACE);
-	if (block && ptrace)
+	if (block && !strcmp(p->o->sysfs_root, "/sys") &&
+	    watch_wakeup_kept() != 1)
+		say(p, PF_WARN, "kernel: wake on work supported, but epoll drops EPOLLWAKEUP on napd's items: --wake-on auto uses irq");
+	else if (block && ptrace)
 		say(p, PF_OK, "kernel: wake on work supported (%s): --wake-on auto uses task",
 		    path);
 	else

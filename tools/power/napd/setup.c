@@ -271,6 +271,10 @@ static int wake_on_setup(const struct napd_opts *o, struct napd_setup *s,
 	if (!(caps & (1ULL << CAP_BLOCK_SUSPEND)))
 		return no_task(o, s, err, errlen,
 			       "napd lacks CAP_BLOCK_SUSPEND, without which epoll drops EPOLLWAKEUP and work would not end a nap");
+	/* The real kernel's epoll: asked only with the real /sys. */
+	if (!strcmp(o->sysfs_root, "/sys") && watch_wakeup_kept() != 1)
+		return no_task(o, s, err, errlen,
+			       "epoll drops EPOLLWAKEUP on napd's items (seen in /proc/self/fdinfo): work would not end a nap");
 	if (!(caps & (1ULL << CAP_SYS_PTRACE))) {
 		w = malloc(sizeof(*w));
 		if (!w)

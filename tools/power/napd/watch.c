@@ -570,6 +570,39 @@ int watch_cap_eff(const char *proc_root, unsigned long long *caps)
 	return ret;
 }
 
+int watch_wakeup_kept(void)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLWAKEUP };
+	char path[64], *text, *line;
+	unsigned int events;
+	int a, b, tfd, ret = -EINVAL;
+
+	a = epoll_create1(EPOLL_CLOEXEC);
+	b = epoll_create1(EPOLL_CLOEXEC);
+	if (a < 0 || b < 0 || epoll_ctl(a, EPOLL_CTL_ADD, b, &ev)) {
+		ret = -errno;
+		goto out;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", a);
+	text = read_whole(path);
+	if (!text) {
+		ret = -errno;
+		goto out;
+	}
+	/* "tfd:        4 events: 20000001 data: ..." */
+	for (line = strstr(text, "tfd:"); line; line = strstr(line + 1, "tfd:"))
+		if (sscanf(line, "tfd: %d events: %x", &tfd, &events) == 2 &&
+		    tfd == b)
+			ret = !!(events & EPOLLWAKEUP);
+	free(text);
+out:
+	if (a >= 0)
+		close(a);
+	if (b >= 0)
+		close(b);
+	return ret;
+}
+
 int watch_same_uid(struct watch *w, const struct watch_ports *p)
 {
 	char path[PATH_MAX], scope[16];

@@ -112,6 +112,13 @@ void watch_drop(struct watch *w);
 int watch_cap_eff(const char *proc_root, unsigned long long *caps);
 
 /*
+ * Does the kernel keep EPOLLWAKEUP on napd's items?  It drops the flag
+ * silently without CAP_BLOCK_SUSPEND or CONFIG_PM_SLEEP; napd's own
+ * /proc/self/fdinfo shows what was kept.  1 yes, 0 no, -errno.
+ */
+int watch_wakeup_kept(void);
+
+/*
  * Can napd take fds from the servers without CAP_SYS_PTRACE?  1 if at
  * least one server is found and all of them run as napd's uid while
  * Yama lets a process ptrace its own uid's processes (ptrace_scope 0), 0

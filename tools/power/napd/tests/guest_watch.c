@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -113,6 +115,24 @@ int main(int argc, char *argv[])
 		server(ready[1], pair[1]);
 	if (read(ready[0], &port, sizeof(port)) != sizeof(port))
 		return 1;
+	ok(watch_wakeup_kept() == 1, "EPOLLWAKEUP kept on napd's items");
+	if (!fork()) {
+		/* without CAP_BLOCK_SUSPEND: dropped, and napd can tell */
+		struct __user_cap_header_struct h = {
+			.version = _LINUX_CAPABILITY_VERSION_3,
+		};
+		struct __user_cap_data_struct d[2];
+
+		if (syscall(SYS_capget, &h, d))
+			_exit(2);
+		d[CAP_TO_INDEX(CAP_BLOCK_SUSPEND)].effective &=
+			~CAP_TO_MASK(CAP_BLOCK_SUSPEND);
+		if (syscall(SYS_capset, &h, d))
+			_exit(2);
+		_exit(watch_wakeup_kept());
+	}
+	ok(wait(&i) > 0 && WIFEXITED(i) && WEXITSTATUS(i) == 0,
+	   "EPOLLWAKEUP dropped without CAP_BLOCK_SUSPEND, and seen");
 	ws0 = nr_sources(sys);
 	if (watch_init(&w, "/proc"))
 		return 1;

@@ -3235,6 +3235,21 @@ out:
 }
 
 /*
+ * EPOLLWAKEUP kept on napd's items: where the kernel has wakeup sources
+ * (CONFIG_PM_SLEEP: /sys/power/wakeup_count) and napd CAP_BLOCK_SUSPEND.
+ */
+static void test_watch_wakeup_kept(void)
+{
+	unsigned long long caps = 0;
+	int want;
+
+	CHECK(!watch_cap_eff("/proc", &caps));
+	want = path_exists("/sys/power/wakeup_count") && (caps & (1ULL << 36));
+	printf("# EPOLLWAKEUP %s here\n", want ? "kept" : "dropped");
+	CHECK(watch_wakeup_kept() == want);
+}
+
+/*
  * The bounded wakeup_count read: a FIFO with no writer blocks like a
  * wakeup_count with a wakeup source active; the read gives up after the
  * timeout with ETIMEDOUT.
@@ -4687,6 +4702,7 @@ static const struct {
 	{ "setup_wake_on", test_setup_wake_on, false },
 	{ "proc_net_sock_lines", test_sock_lines, false },
 	{ "watch_server_work_and_copies_closed", test_watch_server, false },
+	{ "watch_wakeup_kept", test_watch_wakeup_kept, false },
 	{ "wcount_read_bounded", test_wcount_bounded, false },
 	{ "notify_format", test_notify_format, false },
 	{ "notify_send_listener", test_notify_send, false },

@@ -600,6 +600,7 @@ static void after_nap(struct napd *n, unsigned long long slept_ns,
 	bool have_irq, have_lat;
 	int ret;
 	char irq_s[24] = "none", lat_s[24] = "-", status[128];
+	char path[PATH_MAX], name[64], src[80] = "";
 
 	if (!pseudo_value(n, "last_nap_ns", &dur))
 		dur = slept_ns;
@@ -629,8 +630,14 @@ static void after_nap(struct napd *n, unsigned long long slept_ns,
 	}
 	if (have_lat)
 		snprintf(lat_s, sizeof(lat_s), "%llu", lat);
-	logmsg(n, LOG_DEBUG, "nap %lu slept %.3f ms duration_ns=%llu wake_irq=%s wake_latency_ns=%s aborted=0",
-	       n->stats.naps, dur / 1e6, dur, irq_s, lat_s);
+	/* Wake on task: the wakeup source that ended it, if the kernel says. */
+	if (n->setup.wake_task &&
+	    !path_fmt(path, sizeof(path), "%s/last_wake_source",
+		      n->setup.pseudo_dir) &&
+	    sysfs_read(path, name, sizeof(name)) > 0)
+		snprintf(src, sizeof(src), " wake_source=%s", name);
+	logmsg(n, LOG_DEBUG, "nap %lu slept %.3f ms duration_ns=%llu wake_irq=%s wake_latency_ns=%s aborted=0%s",
+	       n->stats.naps, dur / 1e6, dur, irq_s, lat_s, src);
 	snprintf(status, sizeof(status), "%lu naps, %.1f s asleep, last woken by IRQ %s",
 		 n->stats.naps, n->stats.nap_ns / 1e9, irq_s);
 	notify(false, false, status);

@@ -2801,7 +2801,7 @@ static const char snmp_text[] =
 	"UdpLite: 0 0\n";
 
 /*
- * wake_on=task: only what reaches sockets counts (not NoPorts, not ICMP,
+ * Wake on task: only what reaches sockets counts (not NoPorts, not ICMP,
  * not a SYN to a closed port, which the kernel answers with a reset).
  */
 static void test_snmp_in(void)
@@ -2939,9 +2939,11 @@ static void test_napd_wake_task(void)
 	put("3\n", "%s/sys/power/wake_irq", t);
 	tree_paths(t, sys, proc, out);
 
+	put("eth0-rx\n", "%s/sys/power/pseudosleep/last_wake_source", t);
 	CHECK(run_napd(argv, out, 0) == 0);
 	CHECK(out_has(out, "naps end on work for the servers"));
 	CHECK(out_has(out, "{\"naps\":2,"));
+	CHECK(out_has(out, "aborted=0 wake_source=eth0-rx"));
 	CHECK_STR(get("%s/sys/power/wake_irq", t), "3");
 	CHECK(out_has(out, "wake irqs none (wake on task)"));
 

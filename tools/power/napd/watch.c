@@ -34,10 +34,12 @@
 #include <string.h>
 #include <poll.h>
 #include <unistd.h>
+#include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/pidfd.h>
 #include <sys/stat.h>
 
+#include "diag.h"
 #include "procnet.h"
 #include "sysfs.h"
 #include "watch.h"
@@ -51,8 +53,12 @@ int watch_init(struct watch *w, const char *proc_root)
 
 	memset(w, 0, sizeof(*w));
 	w->ep = w->outer = -1;
+	w->diag.fd = -1;
 	if (path_fmt(w->proc_root, sizeof(w->proc_root), "%s", proc_root))
 		return -ENAMETOOLONG;
+	/* sock_diag sees the real kernel; a fake proc_root means files. */
+	if (!strcmp(proc_root, "/proc"))
+		diag_open(&w->diag);
 	w->ep = epoll_create1(EPOLL_CLOEXEC);
 	w->outer = epoll_create1(EPOLL_CLOEXEC);
 	if (w->ep < 0 || w->outer < 0 ||
@@ -75,6 +81,7 @@ static void close_pids(struct watch *w)
 
 void watch_close(struct watch *w)
 {
+	diag_close(&w->diag);
 	if (w->outer >= 0)
 		close(w->outer);
 	w->outer = -1;
@@ -86,59 +93,91 @@ void watch_close(struct watch *w)
 	w->ep = -1;
 }
 
+/* What a socket table walk adds to: the watch, the ports, the protocol. */
+struct sock_walk {
+	struct watch *w;
+	const struct watch_ports *p;
+	bool udp;
+};
+
+/* One socket of a table: into @w->socks if it is a served one. */
+static void add_sock(const struct procnet_sock *sk, void *ctx)
+{
+	const struct sock_walk *sw = ctx;
+	const struct watch_ports *p = sw->p;
+	struct watch *w = sw->w;
+	struct watch_sock *ws;
+	enum watch_kind kind;
+
+	if (!sk->inode)
+		return;		/* not accepted yet: the listener is ready */
+	if (sw->udp) {
+		if (!port_in_list(sk->lport, p->udp, p->nr_udp) &&
+		    !port_in_list(sk->lport, p->tcp, p->nr_tcp))
+			return;
+		kind = WATCH_UDP;
+	} else {
+		if (!port_in_list(sk->lport, p->tcp, p->nr_tcp))
+			return;
+		if (sk->state == NAPD_TCP_LISTEN)
+			kind = WATCH_LISTEN;
+		else if (sk->state == NAPD_TCP_ESTABLISHED)
+			kind = WATCH_CONN;
+		else
+			return;
+	}
+	/*
+	 * Room for the listening and UDP sockets whatever the number of
+	 * connections; those left out are still seen by activity(), or
+	 * through the server's epoll.
+	 */
+	if (w->nr_socks == WATCH_MAX_SOCKS ||
+	    (kind == WATCH_CONN &&
+	     w->nr_socks >= WATCH_MAX_SOCKS - WATCH_MAX_SOCKS / 8))
+		return;
+	ws = &w->socks[w->nr_socks++];
+	ws->inode = sk->inode;
+	ws->port = sk->lport;
+	ws->kind = kind;
+	ws->taken = false;
+}
+
 /* The served sockets of one /proc/net table into @w->socks. */
-static int read_socks(struct watch *w, const char *table, bool udp,
-		      const struct watch_ports *p)
+static int read_socks(struct sock_walk *sw, const char *table)
 {
 	char path[PATH_MAX], *text;
-	const char *pos;
 	struct procnet_sock sk;
+	const char *pos;
 	int ret;
 
-	if (path_fmt(path, sizeof(path), "%s/net/%s", w->proc_root, table))
+	if (path_fmt(path, sizeof(path), "%s/net/%s", sw->w->proc_root,
+		     table))
 		return -ENAMETOOLONG;
 	text = read_whole(path);
 	if (!text)
 		return errno == ENOENT ? 0 : -errno;	/* no IPv6 */
 	pos = text;
-	while ((ret = procnet_sock_next(&pos, &sk)) > 0) {
-		struct watch_sock *ws;
-		enum watch_kind kind;
-
-		if (!sk.inode)
-			continue;	/* not accepted yet: the listener is ready */
-		if (udp) {
-			if (!port_in_list(sk.lport, p->udp, p->nr_udp) &&
-			    !port_in_list(sk.lport, p->tcp, p->nr_tcp))
-				continue;
-			kind = WATCH_UDP;
-		} else {
-			if (!port_in_list(sk.lport, p->tcp, p->nr_tcp))
-				continue;
-			if (sk.state == NAPD_TCP_LISTEN)
-				kind = WATCH_LISTEN;
-			else if (sk.state == NAPD_TCP_ESTABLISHED)
-				kind = WATCH_CONN;
-			else
-				continue;
-		}
-		/*
-		 * Room for the listening and UDP sockets whatever the number
-		 * of connections; those left out are still seen by
-		 * activity(), or through the server's epoll.
-		 */
-		if (w->nr_socks == WATCH_MAX_SOCKS ||
-		    (kind == WATCH_CONN &&
-		     w->nr_socks >= WATCH_MAX_SOCKS - WATCH_MAX_SOCKS / 8))
-			continue;
-		ws = &w->socks[w->nr_socks++];
-		ws->inode = sk.inode;
-		ws->port = sk.lport;
-		ws->kind = kind;
-		ws->taken = false;
-	}
+	while ((ret = procnet_sock_next(&pos, &sk)) > 0)
+		add_sock(&sk, sw);
 	free(text);
 	return ret < 0 ? -EINVAL : 0;
+}
+
+/*
+ * The served sockets, from sock_diag: TCP in LISTEN or ESTABLISHED, UDP
+ * in any state.  -errno if it fails (the caller reads /proc/net).
+ */
+static int diag_tables(struct watch *w, const struct watch_ports *p)
+{
+	struct sock_walk tcp = { w, p, false }, udp = { w, p, true };
+	int ret;
+
+	ret = diag_socks(&w->diag, IPPROTO_TCP,
+			 1U << NAPD_TCP_LISTEN | 1U << NAPD_TCP_ESTABLISHED,
+			 add_sock, &tcp);
+	if (!ret)
+		ret = diag_socks(&w->diag, IPPROTO_UDP, ~0U, add_sock, &udp);
+	return ret;
 }
 
 static bool in_list(unsigned long v, const unsigned long *list, int nr)
@@ -409,11 +448,19 @@ static int socket_tables(struct watch *w, const struct watch_ports *p)
 	int i, ret;
 
 	w->nr_socks = 0;
+	if (w->diag.fd >= 0 && !diag_tables(w, p))
+		goto found;
+	/* No sock_diag (a fake --proc-root, no udp_diag): the text tables. */
+	diag_close(&w->diag);
+	w->nr_socks = 0;
 	for (i = 0; i < 4; i++) {
-		ret = read_socks(w, tables[i], i >= 2, p);
+		struct sock_walk sw = { w, p, i >= 2 };
+
+		ret = read_socks(&sw, tables[i]);
 		if (ret)
 			return ret;
 	}
+found:
 	for (i = 0; i < w->nr_socks; i++)
 		if (w->socks[i].kind != WATCH_CONN &&
 		    !in_list(w->socks[i].inode, w->known, w->nr_known))

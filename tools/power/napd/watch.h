@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "diag.h"
+
 #define WATCH_MAX_PIDS	256
 #define WATCH_MAX_SOCKS	1024
 #define WATCH_MAX_FDS	1024
@@ -50,6 +52,7 @@ struct watch_fd {
 
 struct watch {
 	char proc_root[PATH_MAX];
+	struct diag diag;	/* the socket tables; fd -1: /proc/net */
 	int ep;			/* the copies' epoll set; -1 before watch_init() */
 	int outer;		/* holds ep with EPOLLWAKEUP */
 	pid_t pids[WATCH_MAX_PIDS];	/* the servers and their descendants */

@@ -30,6 +30,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include "diag.h"
 #include "sysfs.h"
 #include "watch.h"
 #include "wcount.h"
@@ -204,6 +205,18 @@ int main(int argc, char *argv[])
 		}
 		printf("# of add: the four /proc/net tables %.0f us\n",
 		       (now_ms() - t) * 50);
+		{
+			struct diag d;
+			struct conn_count cc;
+
+			diag_open(&d);
+			t = now_ms();
+			for (i = 0; i < 20; i++)
+				diag_tcp_count(&d, &port, 1, 1000, &cc);
+			printf("# a sock_diag TCP dump (v4+v6, busy states): %.0f us\n",
+			       (now_ms() - t) * 50);
+			diag_close(&d);
+		}
 	}
 	ok(nr_sources(sys) == ws1, "no source left behind");
 

@@ -3149,6 +3149,22 @@ static void test_watch_server(void)
 	CHECK(watched(&w, WATCH_LISTEN, pid) && watched(&w, WATCH_UDP, pid) &&
 	      watched(&w, WATCH_EPOLL, pid));
 	CHECK(watch_drain(&w, why, sizeof(why)) == 0);
+	watch_drop(&w);
+	/* the same from /proc/net, without sock_diag */
+	if (w.diag.fd >= 0) {
+		static struct watch wp2;
+
+		CHECK(!watch_init(&wp2, "/proc"));
+		diag_close(&wp2.diag);
+		CHECK(watch_add(&wp2, &wp) == 3 && wp2.err == 0);
+		CHECK(watched(&wp2, WATCH_LISTEN, pid) &&
+		      watched(&wp2, WATCH_UDP, pid) &&
+		      watched(&wp2, WATCH_EPOLL, pid));
+		watch_close(&wp2);
+	} else {
+		printf("# no sock_diag here: /proc/net only\n");
+	}
+	CHECK(watch_add(&w, &wp) == 3);
 	/* a new connection, after the copies were added */
 	cli = socket(AF_INET, SOCK_STREAM, 0);
 	a.sin_port = htons(tcp[0]);
@@ -3157,8 +3173,9 @@ static void test_watch_server(void)
 	CHECK(watch_drain(&w, why, sizeof(why)) > 0);
 	CHECK(strstr(why, "work for pid") != NULL);
 	watch_drop(&w);
-	/* the two epoll sets, cli and the pidfds of the servers stay */
-	CHECK(w.nr_fds == 0 && own_fds() == fds0 + 3 + w.nr_pids);
+	/* the epoll sets, sock_diag, cli and the servers' pidfds stay */
+	CHECK(w.nr_fds == 0 &&
+	      own_fds() == fds0 + 3 + (w.diag.fd >= 0) + w.nr_pids);
 
 	/* not accepted yet: the next attempt sees it at once, no rescan */
 	CHECK(watch_add(&w, &wp) == 3 && w.scans == 1);
@@ -3177,7 +3194,8 @@ static void test_watch_server(void)
 	CHECK(watch_drain(&w, why, sizeof(why)) > 0);
 	CHECK(strstr(why, "connection on port") != NULL);
 	watch_drop(&w);
-	CHECK(w.nr_pids == 2 && own_fds() == fds0 + 3 + w.nr_pids);
+	CHECK(w.nr_pids == 2 &&
+	      own_fds() == fds0 + 3 + (w.diag.fd >= 0) + w.nr_pids);
 
 	/* work in the server's own epoll (an event-loop server) */
 	CHECK(watch_add(&w, &wp) >= 4 && w.scans == 2);

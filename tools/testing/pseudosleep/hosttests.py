@@ -900,7 +900,7 @@ def t_quiet_naps():
 WORK_ROUNDS = 50          # requests of each kind: new TCP, kept-alive, UDP
 WORK_NOISE_RATE = 100     # frames/s of LAN noise throughout
 NAP_SOURCE = re.compile(r"napd: nap \d+ slept ([\d.]+) ms .*wake_irq=(\S+)"
-                        r".* wake_source=(\S+)")
+                        r"(?:.* wake_source=(\S+))?")
 
 
 def memcached_udp_get(key, timeout=5.0):
@@ -928,7 +928,7 @@ def wake_sources(out, since):
     for line in out[since:]:
         m = NAP_SOURCE.search(line)
         if m:
-            c["alarm" if m.group(2) == "alarm" else m.group(3)] += 1
+            c["alarm" if m.group(2) == "alarm" else m.group(3) or "-"] += 1
     return c
 
 
@@ -945,7 +945,7 @@ def t_wake_on_work():
     skip = bridge_or_skip()
     if skip:
         return skip
-    g = pslib.Guest("NAPD_ECHO_PORT=8080 NAPD_MEMCACHED=11211 "
+    g = pslib.Guest("NAPD_LIVE=1 NAPD_ECHO_PORT=8080 NAPD_MEMCACHED=11211 "
                     "/usr/share/pseudosleep/napd-run.sh --wake-on task "
                     "--port 8080 --udp-port 11211 --max-nap 2s "
                     "--log --stats", net="bridge", timeout=1200)

@@ -30,7 +30,12 @@ if [ -n "$NAPD_NAPI_DEFER" ]; then
 	echo "NAPI $(cat /sys/class/net/eth0/napi_defer_hard_irqs)" \
 		"$(cat /sys/class/net/eth0/gro_flush_timeout)"
 fi
-napd --port 80 --wake-dev eth0 "$@" > /tmp/napd.out 2>&1 &
+# NAPD_LIVE: napd's lines go to the console as they come, not at the end.
+if [ -n "$NAPD_LIVE" ]; then
+	napd --port 80 --wake-dev eth0 "$@" 2>&1 &
+else
+	napd --port 80 --wake-dev eth0 "$@" > /tmp/napd.out 2>&1 &
+fi
 pid=$!
 echo NAPD-STARTED
 # Polled slowly: napd counts this loop's forks as CPU use that holds
@@ -49,7 +54,7 @@ done
 kill -TERM $pid
 wait $pid
 echo "NAPD-EXIT $?"
-cat /tmp/napd.out
+[ -n "$NAPD_LIVE" ] || cat /tmp/napd.out
 echo "NAPS-TOTAL $(cat /sys/power/pseudosleep/naps)"
 after=$(snap)
 echo "AFTER $after"

@@ -191,12 +191,38 @@ static int read_rx6(struct napd *n, unsigned long long *rx)
 	return 0;
 }
 
+/*
+ * Wake device @i's receive counter.  Unbinding its driver (a vector
+ * reallocation, an AER reset) removes the file under the open fd: open it
+ * again by name, and while the device is gone say so with -ENODEV.
+ */
+static int read_counter(struct napd *n, int i, unsigned long long *v)
+{
+	char buf[32], *end;
+	int tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		if (n->rx_fds[i] >= 0 &&
+		    !pread_text(n->rx_fds[i], buf, sizeof(buf))) {
+			*v = strtoull(buf, &end, 10);
+			if (end != buf)
+				return 0;
+		}
+		if (n->rx_fds[i] >= 0)
+			close(n->rx_fds[i]);
+		n->rx_fds[i] = open(n->setup.rx_packets[i],
+				    O_RDONLY | O_CLOEXEC);
+		if (n->rx_fds[i] < 0)
+			break;
+	}
+	return -ENODEV;
+}
+
 static int read_rx(struct napd *n, unsigned long long *rx)
 {
-	char buf[8192], *end;
-	int ret;
-
-	int i;
+	char buf[8192];
+	unsigned long long v;
+	int ret, i;
 
 	if (n->setup.rx_snmp) {
 		ret = pread_text(n->rx_fds[0], buf, sizeof(buf));
@@ -207,12 +233,10 @@ static int read_rx(struct napd *n, unsigned long long *rx)
 	/* The sum over the wake devices: any change is traffic. */
 	*rx = 0;
 	for (i = 0; i < n->setup.nr_rx; i++) {
-		ret = pread_text(n->rx_fds[i], buf, 32);
+		ret = read_counter(n, i, &v);
 		if (ret)
 			return ret;
-		*rx += strtoull(buf, &end, 10);
-		if (end == buf)
-			return -EINVAL;
+		*rx += v;
 	}
 	return 0;
 }
@@ -315,6 +339,11 @@ static int activity(struct napd *n, bool full)
 	int ret;
 
 	ret = read_rx(n, &rx);
+	if (ret == -ENODEV) {
+		/* Its driver rebinding: wait for it, and re-arm then. */
+		snprintf(n->why, sizeof(n->why), "a wake device is gone");
+		return CHECK_PACKETS;
+	}
 	if (ret)
 		return CHECK_ERR(ret);
 	if (rx != n->last_rx) {

@@ -1336,9 +1336,11 @@ def t_napd_rearm_after_rebind():
     """napd runs; the NIC's driver is unbound and bound (it frees its IRQs
     and requests new ones, as ethtool -L or a link flap with e1000e does):
     napd sees the dropped arm, writes the NIC's IRQs again, and the
-    requests after it end naps and are answered."""
+    requests after it end naps and are answered.  The NIC's IRQs are armed
+    with --wake-on irq only: wake on work arms none."""
     port = pslib.free_port()
-    g = pslib.Guest("/usr/share/pseudosleep/napd-run.sh --idle-ms 50 --log",
+    g = pslib.Guest("/usr/share/pseudosleep/napd-run.sh --wake-on irq "
+                    "--idle-ms 50 --log",
                     fwd=["%d:80" % port], timeout=600)
     before, after = [], []
     try:

@@ -6,9 +6,12 @@
  * callback to run when the check finds work).  The list is split into one
  * sub-list per CPU, each with its own lock, and registrations are spread
  * over the sub-lists.  An idle CPU that wins the poller ownership walks all
- * the sub-lists until a task becomes runnable or its polling window
- * expires, then halts; the other idle CPUs halt at once, since one poller
- * is enough.  The window adapts per CPU like the haltpoll governor's.
+ * the sub-lists until an entry has work, a task becomes runnable or its
+ * polling window expires; the other idle CPUs halt at once, since one
+ * poller is enough.  The poller only looks: work it finds runs after the
+ * CPU has left the polling state, from an interrupt of its own, so a
+ * wakeup is never left waiting behind it.  The window adapts per CPU like
+ * the haltpoll governor's.
  *
  * Selected at boot with cpuidle_pollist.enable=1; see
  * Documentation/pollist.rst.
@@ -23,6 +26,7 @@
 #include <linux/debugfs.h>
 #include <linux/init.h>
 #include <linux/interrupt.h>
+#include <linux/irq_work.h>
 #include <linux/kernel.h>
 #include <linux/minmax.h>
 #include <linux/module.h>
@@ -43,6 +47,33 @@
  * The polling list
  */
 
+/*
+ * The hand-over of a hit, in hard interrupt context on the CPU that polled,
+ * right after it left the polling state: complete() does what the device's
+ * interrupt handler would, and a softirq it raises runs on this interrupt's
+ * exit.  The entry stays valid: unregistration waits for this handler.
+ */
+static void pollist_kick_fn(struct irq_work *work)
+{
+	struct pollist_kick *kick = container_of(work, struct pollist_kick, work);
+	struct pollist_entry *entry = kick->entry;
+
+	kick->entry = NULL;
+	if (!entry)
+		return;
+	entry->complete(entry);
+	WRITE_ONCE(entry->hits, entry->hits + 1);
+}
+
+/* Wait for the hand-overs queued so far to run. */
+static void pollist_flush_kicks(struct pollist *pl)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		irq_work_sync(&per_cpu_ptr(pl->kicks, cpu)->work);
+}
+
 /**
  * pollist_init_list - set up an empty polling list
  * @pl: the list
@@ -53,19 +84,24 @@
 int pollist_init_list(struct pollist *pl, unsigned int nr_subs)
 {
 	unsigned int i;
-	int ret;
+	int cpu, ret;
 
 	if (!nr_subs)
 		return -EINVAL;
 	pl->subs = kcalloc(nr_subs, sizeof(*pl->subs), GFP_KERNEL);
 	if (!pl->subs)
 		return -ENOMEM;
-	ret = init_srcu_struct(&pl->srcu);
-	if (ret) {
-		kfree(pl->subs);
-		pl->subs = NULL;
-		return ret;
+	pl->kicks = alloc_percpu(struct pollist_kick);
+	if (!pl->kicks) {
+		ret = -ENOMEM;
+		goto err_subs;
 	}
+	ret = init_srcu_struct(&pl->srcu);
+	if (ret)
+		goto err_kicks;
+	for_each_possible_cpu(cpu)
+		per_cpu_ptr(pl->kicks, cpu)->work =
+			IRQ_WORK_INIT_HARD(pollist_kick_fn);
 	for (i = 0; i < nr_subs; i++) {
 		spin_lock_init(&pl->subs[i].lock);
 		INIT_LIST_HEAD(&pl->subs[i].head);
@@ -75,6 +111,14 @@ int pollist_init_list(struct pollist *pl, unsigned int nr_subs)
 	atomic_set(&pl->rr, 0);
 	atomic_set(&pl->poller, POLLIST_NO_POLLER);
 	return 0;
+
+err_kicks:
+	free_percpu(pl->kicks);
+	pl->kicks = NULL;
+err_subs:
+	kfree(pl->subs);
+	pl->subs = NULL;
+	return ret;
 }
 
 /**
@@ -84,7 +128,10 @@ int pollist_init_list(struct pollist *pl, unsigned int nr_subs)
 void pollist_free_list(struct pollist *pl)
 {
 	WARN_ON(atomic_read(&pl->nr_entries));
+	pollist_flush_kicks(pl);
 	cleanup_srcu_struct(&pl->srcu);
+	free_percpu(pl->kicks);
+	pl->kicks = NULL;
 	kfree(pl->subs);
 	pl->subs = NULL;
 	pl->nr_subs = 0;
@@ -119,17 +166,33 @@ unsigned int pollist_pick_sub(struct pollist *pl)
 	return best;
 }
 
+/**
+ * pollist_sync - wait for the pollers and their hand-overs
+ * @pl: the list
+ *
+ * On return every poll() that started before has returned, and so has the
+ * complete() of every hit such a poll() found.  Sleeps.
+ */
+void pollist_sync(struct pollist *pl)
+{
+	synchronize_srcu(&pl->srcu);
+	pollist_flush_kicks(pl);
+}
+
 /*
  * An entry unlinked without waiting may still be under a poller until the
- * grace period noted by pollist_unlink(): wait for it before the entry is
- * reused.  Sleeps if that grace period has not ended.
+ * grace period noted by pollist_unlink(), and then in a hand-over: wait for
+ * both before the entry is reused.  Sleeps if that grace period has not
+ * ended.
  */
 static void pollist_wait_unlinked(struct pollist *pl,
 				  struct pollist_entry *entry)
 {
-	if (entry->unlinked &&
-	    !poll_state_synchronize_srcu(&pl->srcu, entry->unlink_gp))
+	if (!entry->unlinked)
+		return;
+	if (!poll_state_synchronize_srcu(&pl->srcu, entry->unlink_gp))
 		synchronize_srcu(&pl->srcu);
+	pollist_flush_kicks(pl);
 	entry->unlinked = false;
 }
 
@@ -166,9 +229,9 @@ int pollist_add(struct pollist *pl, struct pollist_entry *entry)
  * @pl: the list
  * @entry: the entry; nothing happens if it is not registered
  *
- * A poller may still run the entry's callbacks until synchronize_srcu() on
- * @pl->srcu returns; until then the entry must not be freed.  Adding it
- * again, or pollist_del(), waits for that grace period first.
+ * A poller may still run the entry's callbacks until pollist_sync()
+ * returns; until then the entry must not be freed.  Adding it again, or
+ * pollist_del(), waits for the pollers first.
  *
  * Context: process context; the caller serialises calls for one entry.
  */
@@ -230,46 +293,59 @@ void pollist_release(struct pollist *pl, int cpu)
 }
 
 /**
- * pollist_walk - one pass over every sub-list
- * @pl: the list, owned by the caller
+ * pollist_walk - look at every sub-list until an entry has work
+ * @pl: the list, owned by the caller inside an SRCU read-side critical
+ *	section on @pl->srcu, which keeps *@hit valid
  * @first: sub-list to start with (the poller's own); the others follow
- * @hits: incremented for each entry whose poll function found work
+ * @hit: set to the first entry whose poll function found work
  *
  * need_resched() is checked before each entry: a runnable task ends the
- * pass at once.  Must be called with interrupts enabled.
+ * pass at once.  Only the poll functions run: the pass ends at the first
+ * hit, whose work the caller hands over.  Must be called with interrupts
+ * enabled.
  *
  * Return: false if the pass was cut short by need_resched().
  */
-bool pollist_walk(struct pollist *pl, unsigned int first, unsigned int *hits)
+bool pollist_walk(struct pollist *pl, unsigned int first,
+		  struct pollist_entry **hit)
 {
 	struct pollist_entry *entry;
-	bool done = true;
 	unsigned int i;
-	int idx;
 
 	first %= pl->nr_subs;
-	idx = srcu_read_lock(&pl->srcu);
-	for (i = 0; i < pl->nr_subs && done; i++) {
+	for (i = 0; i < pl->nr_subs; i++) {
 		struct pollist_sub *sub = &pl->subs[(first + i) % pl->nr_subs];
 
 		list_for_each_entry_srcu(entry, &sub->head, node,
 					 srcu_read_lock_held(&pl->srcu)) {
-			if (need_resched()) {
-				done = false;
-				break;
+			if (need_resched())
+				return false;
+			if (entry->poll(entry)) {
+				*hit = entry;
+				return true;
 			}
-			if (!entry->poll(entry))
-				continue;
-			/* A softirq raised by the callback runs on enable. */
-			local_bh_disable();
-			entry->complete(entry);
-			local_bh_enable();
-			WRITE_ONCE(entry->hits, entry->hits + 1);
-			(*hits)++;
 		}
 	}
-	srcu_read_unlock(&pl->srcu, idx);
-	return done;
+	return true;
+}
+
+/*
+ * Queue the hit for this CPU's hand-over, with interrupts disabled and
+ * inside the SRCU read-side critical section of the walk that found it.
+ * The interrupt fires when the caller enables interrupts again.  Should the
+ * previous hand-over still be pending, the device's own interrupt, which
+ * the poller leaves enabled, reports this work instead.
+ */
+static bool pollist_hand_over(struct pollist *pl, struct pollist_entry *entry)
+{
+	struct pollist_kick *kick = this_cpu_ptr(pl->kicks);
+
+	lockdep_assert_irqs_disabled();
+	if (kick->entry)
+		return false;
+	kick->entry = entry;
+	irq_work_queue(&kick->work);
+	return true;
 }
 
 /**
@@ -280,29 +356,40 @@ bool pollist_walk(struct pollist *pl, unsigned int first, unsigned int *hits)
  * @s: filled with the outcome and what the session saw
  *
  * Takes the poller ownership or ends at once with %POLLIST_BUSY, then
- * walks the list until need_resched() or the end of the window.  Must be
- * called with interrupts enabled.
+ * walks the list until an entry has work, need_resched() or the end of
+ * the window.  The session only calls poll functions.  It ends at the
+ * first hit and disables interrupts before it queues the hit's complete()
+ * for an interrupt of this CPU, which fires when the caller enables them:
+ * the caller leaves the polling state first.
+ *
+ * Context: called with interrupts enabled, returns with them disabled.
  */
 void pollist_poll(struct pollist *pl, int cpu, u64 limit_ns,
 		  struct pollist_session *s)
 {
+	struct pollist_entry *hit = NULL;
 	u64 start, now;
+	int idx;
 
 	memset(s, 0, sizeof(*s));
 	if (!pollist_try_own(pl, cpu)) {
 		s->outcome = POLLIST_BUSY;
+		local_irq_disable();
 		return;
 	}
 
+	idx = srcu_read_lock(&pl->srcu);
 	start = local_clock();
 	for (;;) {
-		unsigned int hits = s->hits;
-		bool done = pollist_walk(pl, cpu, &s->hits);
+		bool done = pollist_walk(pl, cpu, &hit);
 
 		s->passes++;
 		now = local_clock();
-		if (s->hits != hits)
+		if (hit) {
+			s->outcome = POLLIST_WORK;
 			s->last_hit_ns = now - start;
+			break;
+		}
 		if (!done || need_resched()) {
 			s->outcome = POLLIST_RESCHED;
 			break;
@@ -314,7 +401,41 @@ void pollist_poll(struct pollist *pl, int cpu, u64 limit_ns,
 		cpu_relax();
 	}
 	s->elapsed_ns = now - start;
+	local_irq_disable();
+	if (hit && pollist_hand_over(pl, hit))
+		s->hits = 1;
+	srcu_read_unlock(&pl->srcu, idx);
 	pollist_release(pl, cpu);
+}
+
+/**
+ * pollist_poll_idle - a polling session the way the idle loop runs it
+ * @pl: the list
+ * @cpu: the polling CPU
+ * @limit_ns: the window
+ * @s: filled with the outcome and what the session saw
+ *
+ * As poll_idle() does: the session runs with the polling flag set, so that
+ * a remote wakeup only sets need_resched(), which the session checks before
+ * every entry, and no IPI is sent.  The flag is cleared before interrupts
+ * are enabled again, so the work a hit hands over runs in an interrupt on
+ * a CPU that no longer polls: a wakeup aimed at it during that work sends
+ * the IPI, and the work is not time spent in the idle state.
+ *
+ * Context: called with interrupts enabled, returns with them disabled and
+ * the polling flag clear.
+ */
+void pollist_poll_idle(struct pollist *pl, int cpu, u64 limit_ns,
+		       struct pollist_session *s)
+{
+	if (current_set_polling_and_test()) {
+		memset(s, 0, sizeof(*s));
+		s->outcome = POLLIST_RESCHED;
+		local_irq_disable();
+	} else {
+		pollist_poll(pl, cpu, limit_ns, s);
+	}
+	current_clr_polling();
 }
 
 /**
@@ -519,10 +640,10 @@ static void pollist_account(struct pollist_cpu *pc, u64 limit_ns,
 	pollist_add_to(&pc->poll_ns, s->elapsed_ns);
 	if (s->outcome == POLLIST_TIMEOUT)
 		pollist_inc(&pc->fallbacks);
-	else
+	else if (s->outcome == POLLIST_RESCHED)
 		pollist_inc(&pc->resched);
 
-	if (s->hits) {
+	if (s->outcome == POLLIST_WORK) {
 		pollist_get_tunables(&t);
 		pc->limit_ns = pollist_adjust(&t, limit_ns, s->last_hit_ns);
 	}
@@ -530,25 +651,29 @@ static void pollist_account(struct pollist_cpu *pc, u64 limit_ns,
 
 /*
  * The polling state.  CPUIDLE_FLAG_RCU_IDLE: RCU keeps watching this CPU,
- * as the callbacks run the network stack; the CPU never enters an RCU
- * extended quiescent state here and a session is bounded by the window.
+ * as the poll functions read RCU-protected driver state; the CPU never
+ * enters an RCU extended quiescent state here and a session is bounded by
+ * the window.  The work a hit hands over runs after this returns, when the
+ * cpuidle core enables interrupts: it is not counted in the state's
+ * residency, nor by NOHZ as idle time.
  */
 static int pollist_enter_poll(struct cpuidle_device *dev,
 			      struct cpuidle_driver *drv, int index)
 {
 	struct pollist_cpu *pc = this_cpu_ptr(&pollist_cpus);
 	u64 limit_ns = pollist_window(pc);
-	struct pollist_session s = { .outcome = POLLIST_RESCHED };
+	struct pollist_session s;
 
 	dev->poll_time_limit = false;
 	local_irq_enable();
-	if (!current_set_polling_and_test()) {
-		pollist_poll(&pollist_global, dev->cpu, limit_ns, &s);
-		if (s.outcome == POLLIST_BUSY && pc->must_poll)
+	pollist_poll_idle(&pollist_global, dev->cpu, limit_ns, &s);
+	if (s.outcome == POLLIST_BUSY && pc->must_poll) {
+		local_irq_enable();
+		if (!current_set_polling_and_test())
 			pollist_spin(limit_ns ?: TICK_NSEC, &s);
+		local_irq_disable();
+		current_clr_polling();
 	}
-	local_irq_disable();
-	current_clr_polling();
 
 	if (s.outcome == POLLIST_TIMEOUT)
 		dev->poll_time_limit = true;
@@ -755,20 +880,20 @@ EXPORT_SYMBOL_GPL(pollist_unregister_nosync);
 /**
  * pollist_synchronize - wait for the poll callbacks in progress
  *
- * On return every call of a @poll or @complete callback that started
- * before has returned.  A driver whose @poll first checks that it owns
- * the device state it reads (NAPI not scheduled, hence not disabled)
- * calls this after taking that state away and before freeing it: a ring
- * resize or reset with NAPI disabled.  Also completes
- * pollist_unregister_nosync().
+ * On return every call of a @poll callback that started before has
+ * returned, and so has the @complete of the work it found.  A driver
+ * whose @poll first checks that it owns the device state it reads (NAPI
+ * not scheduled, hence not disabled) calls this after taking that state
+ * away and before freeing it: a ring resize or reset with NAPI disabled.
+ * Also completes pollist_unregister_nosync().
  *
- * Context: process context, sleeps (an SRCU grace period) unless the
- * pollist driver is not running.
+ * Context: process context, sleeps (an SRCU grace period and the
+ * hand-overs) unless the pollist driver is not running.
  */
 void pollist_synchronize(void)
 {
 	if (pollist_active())
-		synchronize_srcu(&pollist_global.srcu);
+		pollist_sync(&pollist_global);
 }
 EXPORT_SYMBOL_GPL(pollist_synchronize);
 

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Internals of the pollist cpuidle driver shared with its KUnit tests:
- * the polling list with its per-CPU sub-lists, the poller ownership, one
- * polling session and the adaptive window.  None of this touches the
- * cpuidle core, so the tests can run it on a private list.
+ * Internals of the pollist cpuidle driver, shared by its three parts and
+ * its KUnit tests: the polling list with its per-CPU sub-lists, the poller
+ * ownership and one polling session (cpuidle-pollist-list.c), the adaptive
+ * window (cpuidle-pollist.c, with the cpuidle driver and governor) and the
+ * global list the clients register on (cpuidle-pollist-client.c).  The
+ * list and the window do not touch the cpuidle core, so the tests can run
+ * them on a private list.
  */
 #ifndef _CPUIDLE_POLLIST_H
 #define _CPUIDLE_POLLIST_H
@@ -16,6 +19,8 @@
 #include <linux/spinlock.h>
 #include <linux/srcu.h>
 #include <linux/types.h>
+
+struct dentry;
 
 #define POLLIST_NO_POLLER	(-1)
 
@@ -111,6 +116,7 @@ struct pollist_session {
 	u64 last_hit_ns;
 };
 
+/* cpuidle-pollist-list.c */
 int pollist_init_list(struct pollist *pl, unsigned int nr_subs);
 void pollist_free_list(struct pollist *pl);
 unsigned int pollist_pick_sub(struct pollist *pl);
@@ -126,7 +132,14 @@ void pollist_poll(struct pollist *pl, int cpu, u64 limit_ns,
 		  struct pollist_session *s);
 void pollist_poll_idle(struct pollist *pl, int cpu, u64 limit_ns,
 		       struct pollist_session *s);
+
+/* cpuidle-pollist.c */
 u64 pollist_adjust(const struct pollist_tunables *t, u64 cur_ns,
 		   u64 event_ns);
+
+/* cpuidle-pollist-client.c: the list of the clients, polled once the driver runs */
+extern struct pollist pollist_global;
+void pollist_clients_open(void);
+void pollist_clients_debugfs(struct dentry *dir);
 
 #endif /* _CPUIDLE_POLLIST_H */

@@ -665,7 +665,8 @@ static void after_nap(struct napd *n, unsigned long long slept_ns,
 		      n->setup.pseudo_dir) &&
 	    sysfs_read(path, name, sizeof(name)) > 0)
 		snprintf(src, sizeof(src), " wake_source=%s", name);
-	logmsg(n, LOG_DEBUG, "nap %lu slept %.3f ms duration_ns=%llu wake_irq=%s wake_latency_ns=%s aborted=0%s",
+	logmsg(n, LOG_DEBUG,
+	       "nap %lu slept %.3f ms duration_ns=%llu wake_irq=%s wake_latency_ns=%s aborted=0%s",
 	       n->stats.naps, dur / 1e6, dur, irq_s, lat_s, src);
 	snprintf(status, sizeof(status), "%lu naps, %.1f s asleep, last woken by IRQ %s",
 		 n->stats.naps, n->stats.nap_ns / 1e9, irq_s);
@@ -1001,7 +1002,8 @@ static void log_watch_err(struct napd *n)
 		return;
 	n->watch_err = w->err;
 	if (w->err)
-		napd_log(LOG_WARNING, "cannot watch the fds of server pid %d: %s; its work does not end naps%s",
+		napd_log(LOG_WARNING,
+			 "cannot watch the fds of server pid %d: %s; its work does not end naps%s",
 			 (int)w->err_pid, w->err == -ENOSPC ?
 			 "more fds to watch than napd takes" :
 			 strerror(-w->err),
@@ -1420,7 +1422,7 @@ static int start(struct napd *n)
 		       s->irq_src[i].armed[0] && !s->wake_task ?
 		       s->irq_src[i].armed : "none");
 	logmsg(n, LOG_INFO, "naps end on %s; activity: %s",
-	       s->wake_task ? "work for the servers of the served ports (wake on task: EPOLLWAKEUP watches)" :
+	       s->wake_task ? "the servers' work (wake on task: EPOLLWAKEUP watches)" :
 	       "any armed IRQ (wake on irq)",
 	       s->rx_snmp ? "TCP segments for sockets and UDP datagrams" :
 	       "packets of the wake device");

@@ -233,24 +233,28 @@ static void check_wake_on_work(struct pf *p)
 		     p->o->sysfs_root))
 		return;
 	if (!path_exists(path)) {
-		say(p, PF_NA, "kernel: no wake on work (no %s): naps end on any armed IRQ (--wake-on irq)",
+		say(p, PF_NA,
+		    "kernel: no wake on work (no %s): naps end on any armed IRQ (--wake-on irq)",
 		    path);
 		return;
 	}
 	if (watch_cap_eff(p->o->proc_root, &caps)) {
-		say(p, PF_WARN, "kernel: wake on work supported, but napd's capabilities cannot be read");
+		say(p, PF_WARN,
+		    "kernel: wake on work supported, but napd's capabilities cannot be read");
 		return;
 	}
 	block = caps & (1ULL << CAP_BLOCK_SUSPEND);
 	ptrace = caps & (1ULL << CAP_SYS_PTRACE);
 	if (block && !strcmp(p->o->sysfs_root, "/sys") &&
 	    watch_wakeup_kept() != 1)
-		say(p, PF_WARN, "kernel: wake on work supported, but epoll drops EPOLLWAKEUP on napd's items: --wake-on auto uses irq");
+		say(p, PF_WARN,
+		    "kernel: wake on work supported, but epoll drops EPOLLWAKEUP on napd's items: --wake-on auto uses irq");
 	else if (block && ptrace)
 		say(p, PF_OK, "kernel: wake on work supported (%s): --wake-on auto uses task",
 		    path);
 	else
-		say(p, PF_WARN, "kernel: wake on work supported, but this napd lacks %s%s%s: --wake-on auto uses irq%s (the unit grants both)",
+		say(p, PF_WARN,
+		    "kernel: wake on work supported, but this napd lacks %s%s%s: --wake-on auto uses irq%s (the unit grants both)",
 		    block ? "" : "CAP_BLOCK_SUSPEND", !block && !ptrace ? " and " : "",
 		    ptrace ? "" : "CAP_SYS_PTRACE",
 		    block ? " unless every server runs as napd's uid" : "");

@@ -289,7 +289,8 @@ int procnet_sock_next(const char **pos, struct procnet_sock *sk)
 		 * 00:00000000 00000000     0        0 1065 ...": the inode
 		 * is the tenth field.
 		 */
-		if (sscanf(line, " %*u: %39[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x %*x:%*x %*x:%*x %*x %*u %*u %lu",
+		if (sscanf(line,
+			   " %*u: %39[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x %*x:%*x %*x:%*x %*x %*u %*u %lu",
 			   laddr, &sk->lport, &sk->state, &sk->inode) != 4)
 			return -1;
 		if ((strlen(laddr) != 8 && strlen(laddr) != 32) ||

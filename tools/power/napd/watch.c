@@ -52,7 +52,8 @@ int watch_init(struct watch *w, const char *proc_root)
 	int err;
 
 	memset(w, 0, sizeof(*w));
-	w->ep = w->outer = -1;
+	w->ep = -1;
+	w->outer = -1;
 	w->diag.fd = -1;
 	if (path_fmt(w->proc_root, sizeof(w->proc_root), "%s", proc_root))
 		return -ENAMETOOLONG;
@@ -278,8 +279,10 @@ static bool take_all(struct watch *w, int i)
 	/* A pidfd polls readable once its process exited. */
 	if (poll(&exited, 1, 0) != 0)
 		return false;
-	if (path_fmt(path, sizeof(path), "%s/%d/fd", w->proc_root, (int)pid) ||
-	    !(d = opendir(path)))
+	if (path_fmt(path, sizeof(path), "%s/%d/fd", w->proc_root, (int)pid))
+		return false;
+	d = opendir(path);
+	if (!d)
 		return false;
 	while ((de = readdir(d))) {
 		struct watch_sock *sk = NULL;

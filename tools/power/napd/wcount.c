@@ -12,14 +12,13 @@
 #include "sysfs.h"
 #include "wcount.h"
 
-static volatile sig_atomic_t fired;
 static timer_t timer;
 static bool have_timer;
 
+/* Only there to interrupt the read: whether the timer fired is asked of it. */
 static void on_alarm(int sig)
 {
 	(void)sig;
-	fired = 1;
 }
 
 static int wcount_setup(void)
@@ -51,8 +50,18 @@ static int set_timer(unsigned long ms)
 	return timer_settime(timer, 0, &its, NULL) ? -errno : 0;
 }
 
+/* A one-shot timer that has run out reads back as disarmed: it fired. */
+static bool timer_ran_out(void)
+{
+	struct itimerspec left;
+
+	return !timer_gettime(timer, &left) && !left.it_value.tv_sec &&
+	       !left.it_value.tv_nsec;
+}
+
 int wcount_read(const char *path, char *buf, size_t size, unsigned long ms)
 {
+	bool out;
 	int ret;
 
 	if (!have_timer) {
@@ -60,13 +69,11 @@ int wcount_read(const char *path, char *buf, size_t size, unsigned long ms)
 		if (ret)
 			return ret;
 	}
-	fired = 0;
 	ret = set_timer(ms);
 	if (ret)
 		return ret;
 	ret = sysfs_read(path, buf, size);
-	set_timer(0);	/* disarm; a late SIGALRM only sets fired */
-	if (ret == -EINTR && fired)
-		return -ETIMEDOUT;
-	return ret;
+	out = ret == -EINTR && timer_ran_out();
+	set_timer(0);	/* disarm; a late SIGALRM interrupts nothing */
+	return out ? -ETIMEDOUT : ret;
 }

@@ -960,6 +960,8 @@ def t_wake_on_work():
                                             timeout=15)
         if echo_roundtrip(conn, b"hello\n") != b"hello\n":
             raise RuntimeError("no echo on the kept-alive connection")
+        # The echo may come back before napd has logged the nap it ended.
+        time.sleep(2)
         # Noise alone: only napd's alarm (--max-nap) may end a nap.
         mark = len(g.output)
         res = noise(g.netns, WORK_NOISE_RATE, 10)

@@ -34,7 +34,8 @@ DEPS := linux-source-6.12 qemu-system-x86 busybox-static flex bison bc cpio \
 	libmemcached-tools curl gnuplot-nox sparse xz-utils python3 git \
 	make gcc libc6-dev rsync iproute2 iputils-ping kmod wireguard-tools \
 	dpkg-dev debhelper systemd mmdebstrap qemu-utils e2fsprogs \
-	python3-prometheus-client python3-pytest haproxy python3-matplotlib
+	python3-prometheus-client python3-pytest haproxy python3-matplotlib \
+	wireguard-go
 
 export BUILD_DIR KDIR KOBJ BZIMAGE INITRAMFS ROOTFS DEBIAN_KERNEL
 

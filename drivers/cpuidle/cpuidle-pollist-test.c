@@ -2,14 +2,18 @@
 /*
  * KUnit tests of the pollist core on private lists: spreading entries over
  * the sub-lists, one poller at a time, unregistering while a CPU polls the
- * entry, leaving at once for a runnable task, and the adaptive window.
+ * entry, leaving at once for a runnable task, work run only after the
+ * polling state, a remote wakeup seen within one poll-loop check, and the
+ * adaptive window.
  */
 
 #include <kunit/test.h>
 #include <linux/completion.h>
 #include <linux/delay.h>
+#include <linux/irq_work.h>
 #include <linux/kthread.h>
 #include <linux/sched.h>
+#include <linux/sched/idle.h>
 
 #include "cpuidle-pollist.h"
 
@@ -20,6 +24,7 @@ struct fake_entry {
 	struct kunit *test;
 	atomic_t polls;
 	atomic_t completes;
+	atomic_t bad_context;	/* complete() not as an interrupt handler */
 	bool work;		/* what poll() answers */
 	bool resched;		/* poll() makes a task runnable */
 	int order;		/* when poll() last ran, see seq */
@@ -38,12 +43,21 @@ static bool fake_poll(struct pollist_entry *e)
 	return f->work;
 }
 
+/*
+ * complete() runs in hard interrupt context on a CPU that has left the
+ * polling state: a wakeup during the work it starts sends the IPI.
+ */
+static bool handed_over(void)
+{
+	return in_hardirq() && !test_thread_flag(TIF_POLLING_NRFLAG);
+}
+
 static void fake_complete(struct pollist_entry *e)
 {
 	struct fake_entry *f = container_of(e, struct fake_entry, entry);
 
-	/* Bottom halves are off, so a raised softirq waits for the end. */
-	KUNIT_EXPECT_TRUE(f->test, in_softirq());
+	if (!handed_over())
+		atomic_inc(&f->bad_context);
 	atomic_inc(&f->completes);
 }
 
@@ -63,6 +77,18 @@ static void clear_resched(void)
 }
 
 /*
+ * A session as the idle loop runs it, then interrupts on again as the
+ * cpuidle core turns them on: a hit's hand-over fires.  pollist_sync()
+ * waits for it.
+ */
+static void session(struct pollist *pl, int cpu, u64 limit_ns,
+		    struct pollist_session *s)
+{
+	pollist_poll_idle(pl, cpu, limit_ns, s);
+	local_irq_enable();
+}
+
+/*
  * A session in a test thread, not in the idle loop: the scheduler may ask
  * for the CPU in the middle of it.  Retry until it runs its window out.
  */
@@ -73,7 +99,7 @@ static void poll_window(struct pollist *pl, int cpu, u64 limit_ns,
 
 	do {
 		clear_resched();
-		pollist_poll(pl, cpu, limit_ns, s);
+		session(pl, cpu, limit_ns, s);
 	} while (s->outcome == POLLIST_RESCHED && --tries);
 }
 
@@ -163,46 +189,78 @@ static void pollist_test_register_errors(struct kunit *test)
 	pollist_free_list(pl);
 }
 
-/* Every sub-list is walked, the poller's own first. */
+/* One walk under SRCU, as pollist_poll() does it. */
+static bool walk(struct pollist *pl, unsigned int first,
+		 struct pollist_entry **hit)
+{
+	bool done;
+	int idx;
+
+	*hit = NULL;
+	idx = srcu_read_lock(&pl->srcu);
+	done = pollist_walk(pl, first, hit);
+	srcu_read_unlock(&pl->srcu, idx);
+	return done;
+}
+
+/*
+ * One whole pass from @first, the order of the polls noted in @f.  In a
+ * test thread the scheduler may ask for the CPU in the middle of the pass
+ * (need_resched() ends it): retry until a whole pass ran.
+ */
+static void walk_ordered(struct kunit *test, struct pollist *pl,
+			 struct fake_entry *f, int nr, unsigned int first,
+			 struct pollist_entry **hit)
+{
+	int i, tries;
+
+	for (tries = 0; tries < 20; tries++) {
+		clear_resched();
+		atomic_set(f[0].seq, 0);
+		for (i = 0; i < nr; i++)
+			f[i].order = 0;
+		if (walk(pl, first, hit))
+			break;
+	}
+	KUNIT_ASSERT_LT_MSG(test, tries, 20, "no whole pass in 20 tries");
+}
+
+/*
+ * Every sub-list is walked, the poller's own first, and the walk stops at
+ * the first entry with work without running it.
+ */
 static void pollist_test_walk_order(struct kunit *test)
 {
 	struct pollist *pl = new_list(test, 3);
+	struct pollist_entry *hit;
 	struct fake_entry f[3];
-	unsigned int hits = 0;
 	atomic_t seq = ATOMIC_INIT(0);
-	int i, tries;
+	int i;
 
 	for (i = 0; i < 3; i++) {
 		fake_init(test, &f[i]);
 		f[i].seq = &seq;
-		f[i].work = i == 2;
+		f[i].work = i == 0;
 		KUNIT_ASSERT_EQ(test, pollist_add(pl, &f[i].entry), 0);
 		KUNIT_ASSERT_PTR_EQ(test, f[i].entry.sub, &pl->subs[i]);
 	}
-	/*
-	 * In a test thread the scheduler may ask for the CPU in the middle
-	 * of the pass (need_resched() ends it): retry until a whole pass ran.
-	 */
-	for (tries = 0; tries < 20; tries++) {
-		clear_resched();
-		atomic_set(&seq, 0);
-		hits = 0;
-		for (i = 0; i < 3; i++) {
-			f[i].order = 0;
-			f[i].entry.hits = 0;
-			atomic_set(&f[i].completes, 0);
-		}
-		if (pollist_walk(pl, 1, &hits))
-			break;
-	}
-	KUNIT_ASSERT_LT_MSG(test, tries, 20, "no whole pass in 20 tries");
+	walk_ordered(test, pl, f, 3, 1, &hit);
 	KUNIT_EXPECT_EQ(test, f[1].order, 1);
 	KUNIT_EXPECT_EQ(test, f[2].order, 2);
 	KUNIT_EXPECT_EQ(test, f[0].order, 3);
-	KUNIT_EXPECT_EQ(test, hits, 1U);
-	KUNIT_EXPECT_EQ(test, atomic_read(&f[2].completes), 1);
-	KUNIT_EXPECT_EQ(test, atomic_read(&f[0].completes), 0);
-	KUNIT_EXPECT_EQ(test, f[2].entry.hits, 1UL);
+	KUNIT_EXPECT_PTR_EQ(test, hit, &f[0].entry);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, atomic_read(&f[i].completes), 0);
+
+	/* An entry with work ends the pass: the next ones wait. */
+	f[0].work = false;
+	f[1].work = true;
+	walk_ordered(test, pl, f, 3, 0, &hit);
+	KUNIT_EXPECT_PTR_EQ(test, hit, &f[1].entry);
+	KUNIT_EXPECT_EQ(test, f[0].order, 1);
+	KUNIT_EXPECT_EQ(test, f[1].order, 2);
+	KUNIT_EXPECT_EQ(test, f[2].order, 0);
+	KUNIT_EXPECT_EQ(test, f[1].entry.hits, 0UL);
 
 	for (i = 0; i < 3; i++)
 		pollist_del(pl, &f[i].entry);
@@ -213,9 +271,9 @@ static void pollist_test_walk_order(struct kunit *test)
 static void pollist_test_need_resched(struct kunit *test)
 {
 	struct pollist *pl = new_list(test, 1);
+	struct pollist_entry *hit;
 	struct pollist_session s;
 	struct fake_entry f[3];
-	unsigned int hits = 0;
 	bool done;
 	int i;
 
@@ -224,16 +282,14 @@ static void pollist_test_need_resched(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, pollist_add(pl, &f[i].entry), 0);
 	}
 	f[1].resched = true;
-	f[1].work = true;
 
 	/* Retry if the scheduler, not f[1], cut the pass before f[1]. */
 	for (i = 0; i < 20; i++) {
 		atomic_set(&f[0].polls, 0);
 		atomic_set(&f[1].polls, 0);
 		atomic_set(&f[2].polls, 0);
-		hits = 0;
 		clear_resched();
-		done = pollist_walk(pl, 0, &hits);
+		done = walk(pl, 0, &hit);
 		clear_resched();
 		if (atomic_read(&f[1].polls))
 			break;
@@ -242,14 +298,13 @@ static void pollist_test_need_resched(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&f[0].polls), 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&f[1].polls), 1);
 	KUNIT_EXPECT_EQ(test, atomic_read(&f[2].polls), 0);
-	/* The work found by the entry that woke the task is still handed over. */
-	KUNIT_EXPECT_EQ(test, hits, 1U);
+	KUNIT_EXPECT_NULL(test, hit);
 
 	/* A whole session: leaves on the first pass, well before the window. */
 	for (i = 0; i < 20; i++) {
 		atomic_set(&f[1].polls, 0);
 		clear_resched();
-		pollist_poll(pl, 0, NSEC_PER_SEC, &s);
+		session(pl, 0, NSEC_PER_SEC, &s);
 		clear_resched();
 		if (atomic_read(&f[1].polls))
 			break;
@@ -273,6 +328,207 @@ static void pollist_test_need_resched(struct kunit *test)
 	pollist_free_list(pl);
 }
 
+/*
+ * The poller only looks: a hit ends the session, and the entry's work runs
+ * after it, in an interrupt on a CPU that no longer polls.
+ */
+static void pollist_test_work_after_polling(struct kunit *test)
+{
+	struct pollist *pl = new_list(test, 1);
+	struct pollist_session s;
+	struct fake_entry f[3];
+	int i, tries;
+
+	for (i = 0; i < 3; i++) {
+		fake_init(test, &f[i]);
+		KUNIT_ASSERT_EQ(test, pollist_add(pl, &f[i].entry), 0);
+	}
+	f[1].work = true;
+
+	for (tries = 0; tries < 20; tries++) {
+		for (i = 0; i < 3; i++)
+			atomic_set(&f[i].polls, 0);
+		clear_resched();
+		pollist_poll_idle(pl, 0, NSEC_PER_SEC, &s);
+		/* Nothing ran yet: interrupts are still off. */
+		KUNIT_EXPECT_EQ(test, atomic_read(&f[1].completes), 0);
+		KUNIT_EXPECT_FALSE(test, test_thread_flag(TIF_POLLING_NRFLAG));
+		local_irq_enable();
+		if (s.outcome == POLLIST_WORK)
+			break;
+		pollist_sync(pl);
+	}
+	KUNIT_ASSERT_EQ(test, s.outcome, POLLIST_WORK);
+	pollist_sync(pl);
+	KUNIT_EXPECT_EQ(test, s.hits, 1U);
+	KUNIT_EXPECT_EQ(test, s.passes, 1U);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f[0].polls), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f[1].polls), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f[2].polls), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&f[1].completes), 1);
+	KUNIT_EXPECT_EQ(test, f[1].entry.hits, 1UL);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, atomic_read(&f[i].bad_context), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&pl->poller), POLLIST_NO_POLLER);
+
+	for (i = 0; i < 3; i++)
+		pollist_del(pl, &f[i].entry);
+	pollist_free_list(pl);
+}
+
+/*
+ * A remote wakeup while the poller is busy with traffic.  The poller (this
+ * thread, with the polling flag set as the idle task has it) runs sessions
+ * over an entry that finds work at every WAKE_WORK_EVERY-th check.  A
+ * thread on another CPU wakes it as the scheduler wakes a polling idle CPU:
+ * it sets TIF_NEED_RESCHED and sends no IPI when the polling flag was set.
+ * Every such wakeup must be seen within one poll-loop check (one poll()
+ * call) of the waker seeing its flag set, and no work may run while the
+ * flag is set.
+ */
+#define WAKE_ROUNDS		200
+#define WAKE_WORK_EVERY		8
+
+struct wake {
+	struct pollist *pl;
+	struct pollist_entry entry;
+	struct task_struct *poller;
+	atomic_t checks;	/* poll() calls: one per poll-loop check */
+	atomic_t works;		/* complete() calls */
+	atomic_t bad_context;	/* complete() while polling, or not in hardirq */
+	atomic_t round;		/* the poller is ready for this round */
+	atomic_t woken;		/* the waker woke the poller in this round */
+	int checks_at_wake;	/* checks when the waker saw its wakeup set */
+	bool was_polling;	/* the wakeup found the polling flag set */
+	struct completion finished;
+};
+
+static bool wake_poll(struct pollist_entry *e)
+{
+	struct wake *w = container_of(e, struct wake, entry);
+
+	return !(atomic_inc_return(&w->checks) % WAKE_WORK_EVERY);
+}
+
+static void wake_complete(struct pollist_entry *e)
+{
+	struct wake *w = container_of(e, struct wake, entry);
+
+	if (!handed_over())
+		atomic_inc(&w->bad_context);
+	atomic_inc(&w->works);
+}
+
+/*
+ * What resched_curr() does to a remote CPU: set TIF_NEED_RESCHED, and send
+ * the IPI only if the polling flag was clear.  Return: the flag was set.
+ */
+static bool wake_polling(struct task_struct *p)
+{
+	unsigned long *flags = &task_thread_info(p)->flags;
+	unsigned long old = READ_ONCE(*flags);
+
+	while (!try_cmpxchg(flags, &old, old | _TIF_NEED_RESCHED))
+		;
+	return old & _TIF_POLLING_NRFLAG;
+}
+
+static int wake_thread(void *data)
+{
+	struct wake *w = data;
+	int r;
+
+	for (r = 1; r <= WAKE_ROUNDS; r++) {
+		int start, spins = 0;
+
+		while (atomic_read_acquire(&w->round) != r)
+			cond_resched();
+		/*
+		 * Land the wakeup at a different point of the loop each time.
+		 * The poller stops checking if the scheduler asks for its CPU
+		 * first: then give up waiting.
+		 */
+		start = atomic_read(&w->checks);
+		while (atomic_read(&w->checks) - start < 1 + r % 13 &&
+		       ++spins < 100000)
+			cpu_relax();
+		w->was_polling = wake_polling(w->poller);
+		smp_mb();	/* the flag is set before the checks are read */
+		w->checks_at_wake = atomic_read(&w->checks);
+		atomic_set_release(&w->woken, r);
+	}
+	complete(&w->finished);
+	return 0;
+}
+
+static void pollist_test_remote_wakeup(struct kunit *test)
+{
+	struct wake *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	int cpu, other, r, polled = 0, late = 0, max_late = 0;
+	struct pollist_session s;
+	struct task_struct *t;
+
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	w->pl = new_list(test, 2);
+	w->entry.poll = wake_poll;
+	w->entry.complete = wake_complete;
+	w->poller = current;
+	init_completion(&w->finished);
+	KUNIT_ASSERT_EQ(test, pollist_add(w->pl, &w->entry), 0);
+
+	migrate_disable();
+	cpu = smp_processor_id();
+	other = cpumask_any_but(cpu_online_mask, cpu);
+	if (other >= nr_cpu_ids) {
+		migrate_enable();
+		pollist_del(w->pl, &w->entry);
+		pollist_free_list(w->pl);
+		kunit_skip(test, "needs two online CPUs");
+	}
+	t = kthread_create(wake_thread, w, "pollist-waker");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	kthread_bind(t, other);
+	wake_up_process(t);
+
+	for (r = 1; r <= WAKE_ROUNDS; r++) {
+		int checks;
+
+		clear_resched();
+		atomic_set_release(&w->round, r);
+		do {
+			session(w->pl, cpu, NSEC_PER_MSEC, &s);
+		} while (s.outcome != POLLIST_RESCHED);
+		checks = atomic_read(&w->checks);
+		/*
+		 * Not polling now: should the wakeup be the scheduler's, the
+		 * waker's comes later and finds the polling flag clear.
+		 */
+		while (atomic_read_acquire(&w->woken) != r)
+			cpu_relax();
+		if (!w->was_polling)
+			continue;
+		/* Seen within one check of the wakeup. */
+		polled++;
+		if (checks - w->checks_at_wake > 1)
+			late++;
+		max_late = max(max_late, checks - w->checks_at_wake);
+	}
+	clear_resched();
+	migrate_enable();
+	KUNIT_ASSERT_NE(test, wait_for_completion_timeout(&w->finished, 60 * HZ), 0UL);
+	pollist_sync(w->pl);
+
+	kunit_info(test, "%d wakeups, %d found the poller polling, %d works, at most %d checks late\n",
+		   WAKE_ROUNDS, polled, atomic_read(&w->works), max_late);
+	KUNIT_EXPECT_GT(test, polled, 0);
+	KUNIT_EXPECT_EQ(test, late, 0);
+	KUNIT_EXPECT_GT(test, atomic_read(&w->works), 0);
+	KUNIT_EXPECT_EQ(test, atomic_read(&w->bad_context), 0);
+
+	pollist_del(w->pl, &w->entry);
+	pollist_free_list(w->pl);
+}
+
 static void pollist_test_owner(struct kunit *test)
 {
 	struct pollist *pl = new_list(test, 2);
@@ -287,7 +543,7 @@ static void pollist_test_owner(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, pollist_try_own(pl, 0));
 
 	/* A second CPU does not poll while the first owns the list. */
-	pollist_poll(pl, 1, NSEC_PER_MSEC, &s);
+	session(pl, 1, NSEC_PER_MSEC, &s);
 	KUNIT_EXPECT_EQ(test, s.outcome, POLLIST_BUSY);
 	KUNIT_EXPECT_EQ(test, s.passes, 0U);
 	KUNIT_EXPECT_EQ(test, atomic_read(&f.polls), 0);
@@ -342,6 +598,7 @@ static int race_thread(void *data)
 
 	for (i = 0; i < 200; i++) {
 		pollist_poll(r->pl, raw_smp_processor_id(), 20 * NSEC_PER_USEC, &s);
+		local_irq_enable();
 		if (s.outcome == POLLIST_BUSY)
 			atomic_inc(&r->busy);
 		else
@@ -426,6 +683,7 @@ static int unreg_poller(void *data)
 	 */
 	do {
 		pollist_poll(u->pl, 0, NSEC_PER_MSEC, &s);
+		local_irq_enable();
 		cond_resched();
 	} while (u->until_polled && !atomic_read(&u->polls) && ++tries < 1000);
 	complete(&u->polled);
@@ -439,7 +697,7 @@ static int unreg_remover(void *data)
 	if (u->nosync) {
 		/* pollist_unregister_nosync() + pollist_synchronize() */
 		pollist_unlink(u->pl, &u->entry);
-		synchronize_srcu(&u->pl->srcu);
+		pollist_sync(u->pl);
 	} else {
 		pollist_del(u->pl, &u->entry);
 	}
@@ -546,6 +804,8 @@ static struct kunit_case pollist_test_cases[] = {
 	KUNIT_CASE(pollist_test_register_errors),
 	KUNIT_CASE(pollist_test_walk_order),
 	KUNIT_CASE(pollist_test_need_resched),
+	KUNIT_CASE(pollist_test_work_after_polling),
+	KUNIT_CASE(pollist_test_remote_wakeup),
 	KUNIT_CASE(pollist_test_owner),
 	KUNIT_CASE(pollist_test_one_poller),
 	KUNIT_CASE(pollist_test_unregister_while_polling),

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pollist: a cpuidle driver whose polling state walks a polling list.
+ * pollist: a cpuidle driver whose polling state walks a polling list: the
+ * poller, its adaptive window, the driver's states and governor.
  *
- * Device drivers register poll requests (a cheap read-only check and a
- * callback to run when the check finds work).  The list is split into one
- * sub-list per CPU, each with its own lock, and registrations are spread
- * over the sub-lists.  An idle CPU that wins the poller ownership walks all
- * the sub-lists until a task becomes runnable or its polling window
- * expires, then halts; the other idle CPUs halt at once, since one poller
- * is enough.  The window adapts per CPU like the haltpoll governor's.
+ * Device drivers register poll requests on the global polling list
+ * (cpuidle-pollist-client.c), which has one sub-list per CPU
+ * (cpuidle-pollist-list.c).  An idle CPU that wins the poller ownership
+ * walks all the sub-lists until an entry has work, a task becomes runnable
+ * or its polling window expires; the other idle CPUs halt at once, since
+ * one poller is enough.  The poller only looks: work it finds runs after
+ * the CPU has left the polling state, from an interrupt of its own, so a
+ * wakeup is never left waiting behind it.  The window adapts per CPU like
+ * the haltpoll governor's.
  *
  * Selected at boot with cpuidle_pollist.enable=1; see
  * Documentation/pollist.rst.
@@ -22,7 +25,6 @@
 #include <linux/cpuidle_pollist.h>
 #include <linux/debugfs.h>
 #include <linux/init.h>
-#include <linux/interrupt.h>
 #include <linux/kernel.h>
 #include <linux/minmax.h>
 #include <linux/module.h>
@@ -32,7 +34,6 @@
 #include <linux/sched/clock.h>
 #include <linux/sched/idle.h>
 #include <linux/seq_file.h>
-#include <linux/slab.h>
 #include <linux/sysfs.h>
 
 #include <asm/processor.h>
@@ -40,282 +41,8 @@
 #include "cpuidle-pollist.h"
 
 /* ------------------------------------------------------------------------
- * The polling list
+ * The adaptive window
  */
-
-/**
- * pollist_init_list - set up an empty polling list
- * @pl: the list
- * @nr_subs: number of sub-lists, at least 1
- *
- * Return: 0, -EINVAL for no sub-list or -ENOMEM.
- */
-int pollist_init_list(struct pollist *pl, unsigned int nr_subs)
-{
-	unsigned int i;
-	int ret;
-
-	if (!nr_subs)
-		return -EINVAL;
-	pl->subs = kcalloc(nr_subs, sizeof(*pl->subs), GFP_KERNEL);
-	if (!pl->subs)
-		return -ENOMEM;
-	ret = init_srcu_struct(&pl->srcu);
-	if (ret) {
-		kfree(pl->subs);
-		pl->subs = NULL;
-		return ret;
-	}
-	for (i = 0; i < nr_subs; i++) {
-		spin_lock_init(&pl->subs[i].lock);
-		INIT_LIST_HEAD(&pl->subs[i].head);
-	}
-	pl->nr_subs = nr_subs;
-	atomic_set(&pl->nr_entries, 0);
-	atomic_set(&pl->rr, 0);
-	atomic_set(&pl->poller, POLLIST_NO_POLLER);
-	return 0;
-}
-
-/**
- * pollist_free_list - free an empty polling list
- * @pl: the list, set up by pollist_init_list()
- */
-void pollist_free_list(struct pollist *pl)
-{
-	WARN_ON(atomic_read(&pl->nr_entries));
-	cleanup_srcu_struct(&pl->srcu);
-	kfree(pl->subs);
-	pl->subs = NULL;
-	pl->nr_subs = 0;
-}
-
-/**
- * pollist_pick_sub - choose the sub-list for a new entry
- * @pl: the list
- *
- * The least loaded sub-list; among equally loaded ones the search starts
- * at a round-robin cursor, so successive registrations go to successive
- * sub-lists.  The counts are read without locks: concurrent registrations
- * may pick the same sub-list, which only unbalances by one.
- *
- * Return: index of the sub-list.
- */
-unsigned int pollist_pick_sub(struct pollist *pl)
-{
-	unsigned int start, best, best_count = UINT_MAX, i;
-
-	start = (unsigned int)atomic_fetch_inc(&pl->rr) % pl->nr_subs;
-	best = start;
-	for (i = 0; i < pl->nr_subs; i++) {
-		unsigned int idx = (start + i) % pl->nr_subs;
-		unsigned int count = READ_ONCE(pl->subs[idx].count);
-
-		if (count < best_count) {
-			best = idx;
-			best_count = count;
-		}
-	}
-	return best;
-}
-
-/*
- * An entry unlinked without waiting may still be under a poller until the
- * grace period noted by pollist_unlink(): wait for it before the entry is
- * reused.  Sleeps if that grace period has not ended.
- */
-static void pollist_wait_unlinked(struct pollist *pl,
-				  struct pollist_entry *entry)
-{
-	if (entry->unlinked &&
-	    !poll_state_synchronize_srcu(&pl->srcu, entry->unlink_gp))
-		synchronize_srcu(&pl->srcu);
-	entry->unlinked = false;
-}
-
-/**
- * pollist_add - put an entry on the least loaded sub-list
- * @pl: the list
- * @entry: the entry, with @poll and @complete set
- *
- * Return: 0, -EINVAL without callbacks, -EBUSY if already registered.
- */
-int pollist_add(struct pollist *pl, struct pollist_entry *entry)
-{
-	struct pollist_sub *sub;
-
-	if (!entry->poll || !entry->complete)
-		return -EINVAL;
-	if (entry->sub)
-		return -EBUSY;
-	pollist_wait_unlinked(pl, entry);
-
-	sub = &pl->subs[pollist_pick_sub(pl)];
-	entry->hits = 0;
-	spin_lock(&sub->lock);
-	entry->sub = sub;
-	list_add_tail_rcu(&entry->node, &sub->head);
-	WRITE_ONCE(sub->count, sub->count + 1);
-	spin_unlock(&sub->lock);
-	atomic_inc(&pl->nr_entries);
-	return 0;
-}
-
-/**
- * pollist_unlink - take an entry off its sub-list, without waiting
- * @pl: the list
- * @entry: the entry; nothing happens if it is not registered
- *
- * A poller may still run the entry's callbacks until synchronize_srcu() on
- * @pl->srcu returns; until then the entry must not be freed.  Adding it
- * again, or pollist_del(), waits for that grace period first.
- *
- * Context: process context; the caller serialises calls for one entry.
- */
-void pollist_unlink(struct pollist *pl, struct pollist_entry *entry)
-{
-	struct pollist_sub *sub = entry->sub;
-
-	if (!sub)
-		return;
-
-	spin_lock(&sub->lock);
-	list_del_rcu(&entry->node);
-	WRITE_ONCE(sub->count, sub->count - 1);
-	spin_unlock(&sub->lock);
-	atomic_dec(&pl->nr_entries);
-	entry->sub = NULL;
-	entry->unlink_gp = get_state_synchronize_srcu(&pl->srcu);
-	entry->unlinked = true;
-}
-
-/**
- * pollist_del - take an entry off its sub-list and wait for the poller
- * @pl: the list
- * @entry: the entry; nothing happens if it is not registered
- *
- * On return no CPU runs or will run the entry's callbacks.  Sleeps.
- */
-void pollist_del(struct pollist *pl, struct pollist_entry *entry)
-{
-	might_sleep();
-	pollist_unlink(pl, entry);
-	/* A poller may still be looking at the entry: wait until it leaves. */
-	pollist_wait_unlinked(pl, entry);
-}
-
-/**
- * pollist_try_own - become the one CPU polling the list
- * @pl: the list
- * @cpu: the caller's CPU
- *
- * Return: true if @cpu now owns the list and must pollist_release() it.
- */
-bool pollist_try_own(struct pollist *pl, int cpu)
-{
-	int none = POLLIST_NO_POLLER;
-
-	return atomic_try_cmpxchg_acquire(&pl->poller, &none, cpu);
-}
-
-/**
- * pollist_release - give up the poller ownership
- * @pl: the list
- * @cpu: the owner
- */
-void pollist_release(struct pollist *pl, int cpu)
-{
-	WARN_ON_ONCE(atomic_read(&pl->poller) != cpu);
-	atomic_set_release(&pl->poller, POLLIST_NO_POLLER);
-}
-
-/**
- * pollist_walk - one pass over every sub-list
- * @pl: the list, owned by the caller
- * @first: sub-list to start with (the poller's own); the others follow
- * @hits: incremented for each entry whose poll function found work
- *
- * need_resched() is checked before each entry: a runnable task ends the
- * pass at once.  Must be called with interrupts enabled.
- *
- * Return: false if the pass was cut short by need_resched().
- */
-bool pollist_walk(struct pollist *pl, unsigned int first, unsigned int *hits)
-{
-	struct pollist_entry *entry;
-	bool done = true;
-	unsigned int i;
-	int idx;
-
-	first %= pl->nr_subs;
-	idx = srcu_read_lock(&pl->srcu);
-	for (i = 0; i < pl->nr_subs && done; i++) {
-		struct pollist_sub *sub = &pl->subs[(first + i) % pl->nr_subs];
-
-		list_for_each_entry_srcu(entry, &sub->head, node,
-					 srcu_read_lock_held(&pl->srcu)) {
-			if (need_resched()) {
-				done = false;
-				break;
-			}
-			if (!entry->poll(entry))
-				continue;
-			/* A softirq raised by the callback runs on enable. */
-			local_bh_disable();
-			entry->complete(entry);
-			local_bh_enable();
-			WRITE_ONCE(entry->hits, entry->hits + 1);
-			(*hits)++;
-		}
-	}
-	srcu_read_unlock(&pl->srcu, idx);
-	return done;
-}
-
-/**
- * pollist_poll - one polling session
- * @pl: the list
- * @cpu: the polling CPU
- * @limit_ns: the window: the session ends when it is over
- * @s: filled with the outcome and what the session saw
- *
- * Takes the poller ownership or ends at once with %POLLIST_BUSY, then
- * walks the list until need_resched() or the end of the window.  Must be
- * called with interrupts enabled.
- */
-void pollist_poll(struct pollist *pl, int cpu, u64 limit_ns,
-		  struct pollist_session *s)
-{
-	u64 start, now;
-
-	memset(s, 0, sizeof(*s));
-	if (!pollist_try_own(pl, cpu)) {
-		s->outcome = POLLIST_BUSY;
-		return;
-	}
-
-	start = local_clock();
-	for (;;) {
-		unsigned int hits = s->hits;
-		bool done = pollist_walk(pl, cpu, &s->hits);
-
-		s->passes++;
-		now = local_clock();
-		if (s->hits != hits)
-			s->last_hit_ns = now - start;
-		if (!done || need_resched()) {
-			s->outcome = POLLIST_RESCHED;
-			break;
-		}
-		if (now - start >= limit_ns) {
-			s->outcome = POLLIST_TIMEOUT;
-			break;
-		}
-		cpu_relax();
-	}
-	s->elapsed_ns = now - start;
-	pollist_release(pl, cpu);
-}
 
 /**
  * pollist_adjust - the next polling window of a CPU
@@ -466,8 +193,6 @@ struct pollist_cpu {
 };
 
 static DEFINE_PER_CPU(struct pollist_cpu, pollist_cpus);
-static struct pollist pollist_global;
-static bool pollist_on __read_mostly;
 static struct cpuidle_device __percpu *pollist_devices;
 
 /* Counters have one writer, their CPU, and are read from any CPU. */
@@ -519,10 +244,10 @@ static void pollist_account(struct pollist_cpu *pc, u64 limit_ns,
 	pollist_add_to(&pc->poll_ns, s->elapsed_ns);
 	if (s->outcome == POLLIST_TIMEOUT)
 		pollist_inc(&pc->fallbacks);
-	else
+	else if (s->outcome == POLLIST_RESCHED)
 		pollist_inc(&pc->resched);
 
-	if (s->hits) {
+	if (s->outcome == POLLIST_WORK) {
 		pollist_get_tunables(&t);
 		pc->limit_ns = pollist_adjust(&t, limit_ns, s->last_hit_ns);
 	}
@@ -530,25 +255,29 @@ static void pollist_account(struct pollist_cpu *pc, u64 limit_ns,
 
 /*
  * The polling state.  CPUIDLE_FLAG_RCU_IDLE: RCU keeps watching this CPU,
- * as the callbacks run the network stack; the CPU never enters an RCU
- * extended quiescent state here and a session is bounded by the window.
+ * as the poll functions read RCU-protected driver state; the CPU never
+ * enters an RCU extended quiescent state here and a session is bounded by
+ * the window.  The work a hit hands over runs after this returns, when the
+ * cpuidle core enables interrupts: it is not counted in the state's
+ * residency, nor by NOHZ as idle time.
  */
 static int pollist_enter_poll(struct cpuidle_device *dev,
 			      struct cpuidle_driver *drv, int index)
 {
 	struct pollist_cpu *pc = this_cpu_ptr(&pollist_cpus);
 	u64 limit_ns = pollist_window(pc);
-	struct pollist_session s = { .outcome = POLLIST_RESCHED };
+	struct pollist_session s;
 
 	dev->poll_time_limit = false;
 	local_irq_enable();
-	if (!current_set_polling_and_test()) {
-		pollist_poll(&pollist_global, dev->cpu, limit_ns, &s);
-		if (s.outcome == POLLIST_BUSY && pc->must_poll)
+	pollist_poll_idle(&pollist_global, dev->cpu, limit_ns, &s);
+	if (s.outcome == POLLIST_BUSY && pc->must_poll) {
+		local_irq_enable();
+		if (!current_set_polling_and_test())
 			pollist_spin(limit_ns ?: TICK_NSEC, &s);
+		local_irq_disable();
+		current_clr_polling();
 	}
-	local_irq_disable();
-	current_clr_polling();
 
 	if (s.outcome == POLLIST_TIMEOUT)
 		dev->poll_time_limit = true;
@@ -676,103 +405,6 @@ static struct cpuidle_governor pollist_governor = {
 };
 
 /* ------------------------------------------------------------------------
- * The API for device drivers
- */
-
-/**
- * pollist_active - whether the pollist driver polls registered entries
- *
- * Return: true once the driver was chosen at boot and registered.
- */
-bool pollist_active(void)
-{
-	return READ_ONCE(pollist_on);
-}
-EXPORT_SYMBOL_GPL(pollist_active);
-
-/**
- * pollist_register - ask the idle CPUs to poll an entry
- * @entry: the poll request; @poll, @complete and @name set by the caller,
- *	the rest zeroed.  It must stay valid until pollist_unregister()
- *	returns.
- *
- * The entry goes to the least loaded per-CPU sub-list.  From now on the
- * idle CPU that polls calls @entry->poll, and @entry->complete when the
- * poll finds work.  The device's interrupt is not touched: it stays the
- * backstop for the times nobody polls.
- *
- * Context: process context; may be called from any CPU.
- * Return: 0, -ENODEV if the pollist driver is not running, -EINVAL
- * without callbacks, -EBUSY if @entry is already registered.
- */
-int pollist_register(struct pollist_entry *entry)
-{
-	if (!pollist_active())
-		return -ENODEV;
-	return pollist_add(&pollist_global, entry);
-}
-EXPORT_SYMBOL_GPL(pollist_register);
-
-/**
- * pollist_unregister - stop polling an entry
- * @entry: an entry given to pollist_register(), or one that never was
- *	(then nothing happens)
- *
- * On return no CPU is running or will run @entry's callbacks, even if a
- * CPU was polling it when this was called, and @entry may be freed.
- * Entries on the sub-list of an offline CPU are polled like the others
- * and unregistered the same way.
- *
- * Context: process context, sleeps (waits for an SRCU grace period).
- */
-void pollist_unregister(struct pollist_entry *entry)
-{
-	if (!entry->sub && !entry->unlinked)
-		return;
-	pollist_del(&pollist_global, entry);
-}
-EXPORT_SYMBOL_GPL(pollist_unregister);
-
-/**
- * pollist_unregister_nosync - stop polling an entry, without waiting
- * @entry: an entry given to pollist_register(), or one that never was
- *	(then nothing happens)
- *
- * For a driver that unregisters many entries at once: unlink each with
- * this, then wait once with pollist_synchronize().  Until that returns a
- * CPU may still run @entry's callbacks and @entry must not be freed;
- * pollist_register() or pollist_unregister() on it before then wait for
- * the pollers themselves.
- *
- * Context: process context.
- */
-void pollist_unregister_nosync(struct pollist_entry *entry)
-{
-	pollist_unlink(&pollist_global, entry);
-}
-EXPORT_SYMBOL_GPL(pollist_unregister_nosync);
-
-/**
- * pollist_synchronize - wait for the poll callbacks in progress
- *
- * On return every call of a @poll or @complete callback that started
- * before has returned.  A driver whose @poll first checks that it owns
- * the device state it reads (NAPI not scheduled, hence not disabled)
- * calls this after taking that state away and before freeing it: a ring
- * resize or reset with NAPI disabled.  Also completes
- * pollist_unregister_nosync().
- *
- * Context: process context, sleeps (an SRCU grace period) unless the
- * pollist driver is not running.
- */
-void pollist_synchronize(void)
-{
-	if (pollist_active())
-		synchronize_srcu(&pollist_global.srcu);
-}
-EXPORT_SYMBOL_GPL(pollist_synchronize);
-
-/* ------------------------------------------------------------------------
  * Statistics: /sys/kernel/debug/pollist/
  */
 
@@ -794,32 +426,12 @@ static int pollist_stats_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(pollist_stats);
 
-static int pollist_entries_show(struct seq_file *m, void *v)
-{
-	struct pollist *pl = &pollist_global;
-	struct pollist_entry *entry;
-	unsigned int i;
-	int idx;
-
-	seq_puts(m, "sublist name hits\n");
-	idx = srcu_read_lock(&pl->srcu);
-	for (i = 0; i < pl->nr_subs; i++) {
-		list_for_each_entry_srcu(entry, &pl->subs[i].head, node,
-					 srcu_read_lock_held(&pl->srcu))
-			seq_printf(m, "%u %s %lu\n", i, entry->name,
-				   READ_ONCE(entry->hits));
-	}
-	srcu_read_unlock(&pl->srcu, idx);
-	return 0;
-}
-DEFINE_SHOW_ATTRIBUTE(pollist_entries);
-
 static void __init pollist_debugfs_init(void)
 {
 	struct dentry *dir = debugfs_create_dir("pollist", NULL);
 
 	debugfs_create_file("stats", 0444, dir, NULL, &pollist_stats_fops);
-	debugfs_create_file("entries", 0444, dir, NULL, &pollist_entries_fops);
+	pollist_clients_debugfs(dir);
 }
 
 /* ------------------------------------------------------------------------
@@ -895,7 +507,7 @@ static int __init pollist_init(void)
 		goto err_devices;
 
 	pollist_debugfs_init();
-	WRITE_ONCE(pollist_on, true);
+	pollist_clients_open();
 	pr_info("polling list with %u sub-lists, window up to %u ns\n",
 		pollist_global.nr_subs, READ_ONCE(poll_limit_ns.val));
 	return 0;

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Internals of the pollist cpuidle driver shared with its KUnit tests:
- * the polling list with its per-CPU sub-lists, the poller ownership, one
- * polling session and the adaptive window.  None of this touches the
- * cpuidle core, so the tests can run it on a private list.
+ * Internals of the pollist cpuidle driver, shared by its three parts and
+ * its KUnit tests: the polling list with its per-CPU sub-lists, the poller
+ * ownership and one polling session (cpuidle-pollist-list.c), the adaptive
+ * window (cpuidle-pollist.c, with the cpuidle driver and governor) and the
+ * global list the clients register on (cpuidle-pollist-client.c).  The
+ * list and the window do not touch the cpuidle core, so the tests can run
+ * them on a private list.
  */
 #ifndef _CPUIDLE_POLLIST_H
 #define _CPUIDLE_POLLIST_H
@@ -11,10 +14,13 @@
 #include <linux/atomic.h>
 #include <linux/cache.h>
 #include <linux/cpuidle_pollist.h>
+#include <linux/irq_work.h>
 #include <linux/list.h>
 #include <linux/spinlock.h>
 #include <linux/srcu.h>
 #include <linux/types.h>
+
+struct dentry;
 
 #define POLLIST_NO_POLLER	(-1)
 
@@ -31,8 +37,21 @@ struct pollist_sub {
 } ____cacheline_aligned_in_smp;
 
 /**
+ * struct pollist_kick - hands the work a poller found to its own CPU
+ * @work: a self-interrupt, queued when the poller leaves the polling state;
+ *	its handler runs the entry's complete(), its exit the softirq that
+ *	raised
+ * @entry: the entry whose poll() found work, until the handler takes it
+ */
+struct pollist_kick {
+	struct irq_work work;
+	struct pollist_entry *entry;
+};
+
+/**
  * struct pollist - a polling list: one sub-list per CPU and one poller
  * @srcu: the poller walks under it; unregistration waits for it
+ * @kicks: one hand-over per CPU; unregistration waits for it too
  * @subs: @nr_subs sub-lists
  * @nr_subs: number of sub-lists
  * @nr_entries: entries on all sub-lists
@@ -41,6 +60,7 @@ struct pollist_sub {
  */
 struct pollist {
 	struct srcu_struct srcu;
+	struct pollist_kick __percpu *kicks;
 	struct pollist_sub *subs;
 	unsigned int nr_subs;
 	atomic_t nr_entries;
@@ -67,12 +87,14 @@ struct pollist_tunables {
  * enum pollist_outcome - how a polling session ended
  * @POLLIST_NONE: no session since the last halt
  * @POLLIST_RESCHED: a task became runnable
+ * @POLLIST_WORK: an entry had work: the session ended to hand it over
  * @POLLIST_TIMEOUT: the window expired; the CPU falls back to halt
  * @POLLIST_BUSY: another CPU owned the list; this one did not poll
  */
 enum pollist_outcome {
 	POLLIST_NONE,
 	POLLIST_RESCHED,
+	POLLIST_WORK,
 	POLLIST_TIMEOUT,
 	POLLIST_BUSY,
 };
@@ -80,8 +102,9 @@ enum pollist_outcome {
 /**
  * struct pollist_session - result of one polling session
  * @outcome: why it ended
- * @hits: entries whose poll function found work
- * @passes: walks over all the sub-lists
+ * @hits: entries whose poll function found work: 0, or 1 with %POLLIST_WORK
+ * @passes: walks over the sub-lists, the last one cut short by a hit or
+ *	need_resched()
  * @elapsed_ns: time spent polling
  * @last_hit_ns: time from the start to the last hit, 0 without hits
  */
@@ -93,18 +116,30 @@ struct pollist_session {
 	u64 last_hit_ns;
 };
 
+/* cpuidle-pollist-list.c */
 int pollist_init_list(struct pollist *pl, unsigned int nr_subs);
 void pollist_free_list(struct pollist *pl);
 unsigned int pollist_pick_sub(struct pollist *pl);
 int pollist_add(struct pollist *pl, struct pollist_entry *entry);
 void pollist_unlink(struct pollist *pl, struct pollist_entry *entry);
 void pollist_del(struct pollist *pl, struct pollist_entry *entry);
+void pollist_sync(struct pollist *pl);
 bool pollist_try_own(struct pollist *pl, int cpu);
 void pollist_release(struct pollist *pl, int cpu);
-bool pollist_walk(struct pollist *pl, unsigned int first, unsigned int *hits);
+bool pollist_walk(struct pollist *pl, unsigned int first,
+		  struct pollist_entry **hit);
 void pollist_poll(struct pollist *pl, int cpu, u64 limit_ns,
 		  struct pollist_session *s);
+void pollist_poll_idle(struct pollist *pl, int cpu, u64 limit_ns,
+		       struct pollist_session *s);
+
+/* cpuidle-pollist.c */
 u64 pollist_adjust(const struct pollist_tunables *t, u64 cur_ns,
 		   u64 event_ns);
+
+/* cpuidle-pollist-client.c: the list of the clients, polled once the driver runs */
+extern struct pollist pollist_global;
+void pollist_clients_open(void);
+void pollist_clients_debugfs(struct dentry *dir);
 
 #endif /* _CPUIDLE_POLLIST_H */

@@ -26,10 +26,11 @@ struct pollist_sub;
  *	driver frees meanwhile (a ring being resized) must be guarded by a
  *	check @poll makes first, and pollist_synchronize() between the
  *	driver's change of that check and the free.
- * @complete: run on the polling CPU when @poll returned true, with bottom
- *	halves disabled, so that a softirq it raises (napi_schedule()) runs
- *	as soon as it returns.  Same context rules as @poll, but it may
- *	change state; it may race with the device interrupt doing the same.
+ * @complete: run when @poll returned true, in hard interrupt context on
+ *	the CPU that polled, once it has left the polling state: what the
+ *	device's interrupt handler does, such as napi_schedule(); a softirq
+ *	it raises runs on that interrupt's exit.  It must not sleep; it may
+ *	race with the device interrupt doing the same work on another CPU.
  * @name: shown in /sys/kernel/debug/pollist/entries; set by the caller.
  *
  * The caller zeroes the entry and sets @poll, @complete and @name; the

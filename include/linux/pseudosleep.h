@@ -7,14 +7,13 @@
 #ifndef _LINUX_PSEUDOSLEEP_H
 #define _LINUX_PSEUDOSLEEP_H
 
-#include <linux/jump_label.h>
 #include <linux/printk.h>
 #include <linux/suspend.h>
 #include <linux/types.h>
 
 struct device;
 struct device_attribute;
-struct sock;
+struct wakeup_source;
 
 /* Where a nap is; written by the suspending task and the waking IRQ. */
 enum pseudosleep_phase {
@@ -29,7 +28,7 @@ enum pseudosleep_phase {
 extern enum pseudosleep_phase pseudosleep_phase;
 extern struct device_attribute dev_attr_nosleep;
 
-bool pseudosleep_irq_hit(unsigned int irq);
+void pseudosleep_irq_hit(unsigned int irq);
 
 /**
  * pseudosleep_in_progress - true from the start to the end of a nap attempt
@@ -45,21 +44,22 @@ static inline bool pseudosleep_in_progress(void)
 	return READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_IDLE;
 }
 
-DECLARE_STATIC_KEY_FALSE(pseudosleep_task_key);
-void __pseudosleep_sock_readable(struct sock *sk);
+void __pseudosleep_ws_activated(struct wakeup_source *ws);
 
 /**
- * pseudosleep_sock_readable - a socket has something for user space
- * @sk: the socket; called from sock_def_readable()
+ * pseudosleep_ws_activated - a wakeup source became active
+ * @ws: the wakeup source
  *
- * With pseudosleep.wake_on=task, a connection to accept, data or a
- * datagram for a user socket after an armed IRQ ends a nap.  Otherwise
- * one patched-out branch.
+ * Called by wakeup_source_activate(), under @ws->lock, on the source's
+ * inactive-to-active transition only.  While a nap is entered or lasts,
+ * the activation ends it as a hard wakeup would: work has come for a
+ * frozen task (a server's socket watched with EPOLLWAKEUP became ready).
+ * Outside a nap one load.
  */
-static inline void pseudosleep_sock_readable(struct sock *sk)
+static inline void pseudosleep_ws_activated(struct wakeup_source *ws)
 {
-	if (static_branch_unlikely(&pseudosleep_task_key))
-		__pseudosleep_sock_readable(sk);
+	if (pseudosleep_in_progress())
+		__pseudosleep_ws_activated(ws);
 }
 
 enum s2idle_states pseudosleep_s2idle_state(void);
@@ -88,8 +88,8 @@ static inline void pseudosleep_alarm_fired(void)
 
 #else /* !CONFIG_PM_PSEUDOSLEEP */
 
-static inline bool pseudosleep_irq_hit(unsigned int irq) { return false; }
-static inline void pseudosleep_sock_readable(struct sock *sk) { }
+static inline void pseudosleep_irq_hit(unsigned int irq) { }
+static inline void pseudosleep_ws_activated(struct wakeup_source *ws) { }
 static inline bool pseudosleep_in_progress(void) { return false; }
 #ifdef CONFIG_SUSPEND
 static inline enum s2idle_states pseudosleep_s2idle_state(void)

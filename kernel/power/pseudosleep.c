@@ -89,6 +89,16 @@ static void pseudosleep_trace_phase(void *data, const char *action, int val,
 			WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_RESUMING);
 		}
 	} else if (start) {
+		/*
+		 * An entry that failed resumes what it suspended: events
+		 * from then on belong to the way back, not to the cause.
+		 */
+		if (READ_ONCE(pseudosleep_phase) == PSEUDOSLEEP_ENTERING &&
+		    (!strcmp(action, "dpm_resume_noirq") ||
+		     !strcmp(action, "dpm_resume_early") ||
+		     !strcmp(action, "dpm_resume") ||
+		     !strcmp(action, "thaw_processes")))
+			WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_RESUMING);
 		return;
 	} else if (!strcmp(action, "sync_filesystems")) {
 		t->synced = ts;
@@ -202,8 +212,8 @@ enum s2idle_states pseudosleep_s2idle_state(void)
 /**
  * pseudosleep_begin - a nap starts (enter_state(), before the sync)
  *
- * From here on an armed IRQ (wake_on=task: its work for a user socket)
- * ends the nap, whatever phase it is in.
+ * From here on an armed IRQ or a wakeup source's activation ends the nap,
+ * whatever phase it is in.
  */
 void pseudosleep_begin(void)
 {
@@ -223,19 +233,22 @@ void pseudosleep_begin(void)
  *	then need not be suspended
  *
  * Called by suspend_devices_and_enter() for a nap, before the devices
- * suspend.  An armed IRQ during the sync or the freeze ends the attempt
- * here: the freezer cleared the PM core's record of it (pm_wakeup_clear()),
- * the nap's own is still there.  Later ones are seen by pm_wakeup_pending()
- * in the device phases and in s2idle_loop().
+ * suspend.  An armed IRQ or a marked wakeup source's activation during
+ * the sync or the freeze ends the attempt here: the freezer cleared the PM
+ * core's record of it (pm_wakeup_clear()), the nap's own is still there.
+ * So does a marked source that is still active from before the nap.
+ * Later ones are seen by pm_wakeup_pending() in the device phases and in
+ * s2idle_loop().
  *
- * Return: 0, -EBUSY after an armed IRQ, or the error of choosing the
- * devices to keep (-EINVAL for an armed IRQ without a device).
+ * Return: 0, -EBUSY after an armed IRQ or with work pending, or the error
+ * of choosing the devices to keep (-EINVAL for an armed IRQ without a
+ * device).
  */
 int pseudosleep_keep_devices(bool *console_kept)
 {
 	int error;
 
-	if (pseudosleep_woken())
+	if (pseudosleep_woken() || pseudosleep_ws_pending())
 		return -EBUSY;
 	error = pseudosleep_keep_mark();
 	if (error)

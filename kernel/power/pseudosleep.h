@@ -17,7 +17,7 @@ struct pseudosleep_times {
 	u64 frozen;		/* tasks frozen, device suspend starts */
 	u64 suspended;		/* devices suspended (through noirq) */
 	u64 kicked;		/* CPUs sent into idle (s2idle_enter()) */
-	u64 irq;		/* the armed IRQ arrived */
+	u64 irq;		/* the armed IRQ or wakeup source came */
 	u64 woken;		/* s2idle_enter() returned */
 	u64 resumed;		/* devices resumed (dpm_complete()) */
 	u64 end;		/* tasks thawed, back to user space */
@@ -34,20 +34,13 @@ int pseudosleep_copy_armed(unsigned long *bits, unsigned int nbits);
 void pseudosleep_wake_reset(void);
 bool pseudosleep_woken(void);
 unsigned int pseudosleep_wake_irq(void);
+void pseudosleep_wake_source(char *buf, size_t len);
+bool pseudosleep_ws_pending(void);
+void pseudosleep_note_event(void);
+unsigned long pseudosleep_ws_events(void);	/* KUnit only */
 int pseudosleep_irq_init(void);
 int pseudosleep_report_arm(void);
 extern struct kobj_attribute pseudosleep_arm_attr;
-
-/* pseudosleep_task.c: wake on work (pseudosleep.wake_on=task) */
-bool pseudosleep_wake_on_task(void);
-void pseudosleep_task_note_irq(void);
-void pseudosleep_task_forget_irqs(void);
-void pseudosleep_task_reset(void);
-unsigned int pseudosleep_task_armed_irqs(void);
-void pseudosleep_wake_on_work(void);
-void pseudosleep_note_event(void);
-unsigned long pseudosleep_ws_events(void);	/* KUnit only */
-int pseudosleep_set_wake_on(const char *val);
 
 /* pseudosleep_keep.c: devices kept awake during a nap */
 int pseudosleep_parse_bool(const char *buf, bool *val);

@@ -15,9 +15,14 @@
  * The first armed IRQ after each arm step counts as a wakeup event, so the
  * wakeup_count handshake of a napping daemon (arm, check, read and write
  * the count, sleep) refuses to nap once a request has arrived after the
- * arm step.  Reading wakeup_count has no side effect.  With wake_on=task the
- * IRQ's work for user space takes the IRQ's place, in the handshake and in
- * every phase of the nap (pseudosleep_task.c).
+ * arm step.  Reading wakeup_count has no side effect.
+ *
+ * Besides the armed IRQs, the activation of any wakeup source ends a nap
+ * while it is entered or lasts (pseudosleep_ws_activated()): that is how
+ * work for a frozen server is seen without arming the NIC, so that the
+ * frames the kernel answers on its own (ARP, neighbour solicitations,
+ * pings) do not end naps.  A daemon watches the servers' sockets or epoll
+ * instances with EPOLLWAKEUP.
  */
 
 #define pr_fmt(fmt) "pseudosleep: " fmt
@@ -33,6 +38,7 @@
 #include <linux/pm_wakeup.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
+#include <linux/string.h>
 #include <linux/suspend.h>
 #include <linux/sysfs.h>
 #include <linux/timekeeping.h>
@@ -47,12 +53,16 @@ static struct wakeup_source *pseudosleep_ws;
 static atomic_t pseudosleep_woken_flag;
 static unsigned int pseudosleep_seen_irq;	/* last armed IRQ seen */
 static unsigned int pseudosleep_woken_irq;	/* the IRQ that ended the nap */
+/*
+ * The wakeup source that ended the nap, "" if none did; with the phase
+ * check and the claim of the nap's end, under pseudosleep_woken_lock, so
+ * that a late waker of one nap cannot end the next under its old name.
+ */
+static char pseudosleep_woken_ws[64];
+static DEFINE_RAW_SPINLOCK(pseudosleep_woken_lock);
 /* The next armed IRQ is reported as a wakeup event (the arm step). */
 static int pseudosleep_report_armed;
-/*
- * Since the last arm step: an armed IRQ arrived (wake_on=irq),
- * or work for user space after one (wake_on=task).
- */
+/* Since the last arm step: an armed IRQ arrived. */
 static int pseudosleep_event_seen;
 
 /**
@@ -116,9 +126,13 @@ int pseudosleep_copy_armed(unsigned long *bits, unsigned int nbits)
 
 void pseudosleep_wake_reset(void)
 {
-	pseudosleep_task_reset();
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&pseudosleep_woken_lock, flags);
 	atomic_set(&pseudosleep_woken_flag, 0);
 	WRITE_ONCE(pseudosleep_woken_irq, 0);
+	pseudosleep_woken_ws[0] = '\0';
+	raw_spin_unlock_irqrestore(&pseudosleep_woken_lock, flags);
 }
 
 bool pseudosleep_woken(void)
@@ -131,6 +145,16 @@ unsigned int pseudosleep_wake_irq(void)
 	return READ_ONCE(pseudosleep_woken_irq);
 }
 
+/* Copy the name of the wakeup source that ended the nap ("" if none). */
+void pseudosleep_wake_source(char *buf, size_t len)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&pseudosleep_woken_lock, flags);
+	strscpy(buf, pseudosleep_woken_ws, len);
+	raw_spin_unlock_irqrestore(&pseudosleep_woken_lock, flags);
+}
+
 /*
  * End the nap on an armed IRQ: record the IRQ with the PM core
  * (pm_wakeup_irq(), the abort of a suspend still in progress), which wakes
@@ -139,11 +163,19 @@ unsigned int pseudosleep_wake_irq(void)
  */
 static void pseudosleep_wake(unsigned int irq)
 {
-	if (atomic_xchg(&pseudosleep_woken_flag, 1))
-		return;
-	pseudosleep_times.irq = ktime_get_mono_fast_ns();
-	WRITE_ONCE(pseudosleep_woken_irq, irq);
-	pm_system_irq_wakeup(irq);
+	unsigned long flags;
+	bool first = false;
+
+	raw_spin_lock_irqsave(&pseudosleep_woken_lock, flags);
+	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_IDLE &&
+	    !atomic_xchg(&pseudosleep_woken_flag, 1)) {
+		first = true;
+		pseudosleep_times.irq = ktime_get_mono_fast_ns();
+		WRITE_ONCE(pseudosleep_woken_irq, irq);
+	}
+	raw_spin_unlock_irqrestore(&pseudosleep_woken_lock, flags);
+	if (first)
+		pm_system_irq_wakeup(irq);
 }
 
 /*
@@ -166,12 +198,11 @@ static DEFINE_IRQ_WORK(pseudosleep_event_work, pseudosleep_event_fn);
 /**
  * pseudosleep_report_arm - the handshake's arm step
  *
- * Forget the armed IRQs (and with wake_on=task their work) seen so far:
- * the caller's check of its servers, which comes next, sees their
- * requests.  With "pseudo" selected, arm the wake IRQs' lines and make the
- * next armed IRQ (wake_on=task: the next work for a user socket after
- * one) a wakeup event, so that a request arriving from now on makes the
- * wakeup_count write, or the nap, fail.  One that came while arming is
+ * Forget the armed IRQs seen so far: the caller's check of its servers,
+ * which comes next, sees their requests.  With "pseudo" selected, arm the
+ * wake IRQs' lines and make the next armed IRQ a wakeup event, so that a
+ * request arriving from now on makes the wakeup_count write, or the nap,
+ * fail.  One that came while arming is
  * reported here.  The handshake assumes one suspend manager: a second
  * one's arm forgets what the first one has not checked yet.
  *
@@ -179,7 +210,6 @@ static DEFINE_IRQ_WORK(pseudosleep_event_work, pseudosleep_event_fn);
  */
 int pseudosleep_report_arm(void)
 {
-	pseudosleep_task_forget_irqs();
 	WRITE_ONCE(pseudosleep_event_seen, 0);
 	if (!pm_mem_sleep_pseudo()) {
 		WRITE_ONCE(pseudosleep_report_armed, 0);
@@ -211,8 +241,7 @@ struct kobj_attribute pseudosleep_arm_attr = __ATTR_WO(arm);
 /**
  * pseudosleep_note_event - what the wakeup_count handshake must see happened
  *
- * An armed IRQ with wake_on=irq, work for user space after one with
- * wake_on=task.  Reported as a wakeup event at most once per arm step.
+ * An armed IRQ.  Reported as a wakeup event at most once per arm step.
  * Either this sees pseudosleep_report_armed set, or
  * pseudosleep_report_arm() sees pseudosleep_event_seen set: the
  * store-buffer pattern with a full barrier on each side.
@@ -235,32 +264,76 @@ void pseudosleep_note_event(void)
  *
  * Called by genirq's wakeup check (irq_pm_check_wakeup()) for an armed
  * IRQS_WAKE_HANDLED line, in hard IRQ context under the irq_desc lock,
- * before the handler runs.
- *
- * Return: true to keep the line armed for its next interrupt: with
- * wake_on=task while the CPUs halt, to count the armed IRQs they serve.
+ * before the handler runs.  The line is disarmed already.
  */
-bool pseudosleep_irq_hit(unsigned int irq)
+void pseudosleep_irq_hit(unsigned int irq)
 {
 	WRITE_ONCE(pseudosleep_seen_irq, irq);
-	/*
-	 * wake_on=task: in every phase the IRQ's work decides
-	 * (pseudosleep_task.c), and the IRQ is no wakeup event by itself.
-	 */
-	if (pseudosleep_wake_on_task()) {
-		pseudosleep_task_note_irq();
-		return READ_ONCE(pseudosleep_phase) == PSEUDOSLEEP_NAPPING;
-	}
 	pseudosleep_note_event();
 	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_IDLE)
 		pseudosleep_wake(irq);
-	return false;
 }
 
-/* wake_on=task: an armed IRQ's work is for a user socket. */
-void pseudosleep_wake_on_work(void)
+/**
+ * __pseudosleep_ws_activated - a wakeup source became active during a nap
+ * @ws: the wakeup source, marked with wakeup_source_set_ends_nap()
+ *
+ * While the nap is entered or its CPUs idle, end it as a hard wakeup does
+ * (pm_system_wakeup(): the abort of the entry, s2idle_wake() in the idle
+ * loop) and record the source.  Once woken, resuming devices may report
+ * wakeup events of their own: the nap is ending anyway.
+ *
+ * Context: called through pseudosleep_ws_activated() by
+ * wakeup_source_activate(), under @ws->lock with interrupts off, possibly
+ * within an epoll or wait queue lock.
+ */
+void __pseudosleep_ws_activated(struct wakeup_source *ws)
 {
-	pseudosleep_wake(READ_ONCE(pseudosleep_seen_irq));
+	enum pseudosleep_phase phase;
+	unsigned long flags;
+	bool first = false;
+
+	raw_spin_lock_irqsave(&pseudosleep_woken_lock, flags);
+	phase = READ_ONCE(pseudosleep_phase);
+	if ((phase == PSEUDOSLEEP_ENTERING || phase == PSEUDOSLEEP_NAPPING) &&
+	    !atomic_xchg(&pseudosleep_woken_flag, 1)) {
+		first = true;
+		pseudosleep_times.irq = ktime_get_mono_fast_ns();
+		strscpy(pseudosleep_woken_ws, ws->name ?: "",
+			sizeof(pseudosleep_woken_ws));
+	}
+	raw_spin_unlock_irqrestore(&pseudosleep_woken_lock, flags);
+	if (first)
+		pm_system_wakeup();
+}
+
+/**
+ * pseudosleep_ws_pending - is work waiting that should end a nap
+ *
+ * A wakeup source marked to end naps that became active before the nap
+ * started (the daemon's EPOLLWAKEUP item on a server's socket) is not
+ * seen again: only its activation is.  Without the wakeup_count handshake
+ * nothing else would stop the nap.
+ *
+ * Return: true if such a source is active.
+ */
+bool pseudosleep_ws_pending(void)
+{
+	struct wakeup_source *ws;
+	unsigned long flags;
+	bool active = false;
+	int idx;
+
+	idx = wakeup_sources_read_lock();
+	for_each_wakeup_source(ws) {
+		spin_lock_irqsave(&ws->lock, flags);
+		active = ws->ends_nap && ws->active;
+		spin_unlock_irqrestore(&ws->lock, flags);
+		if (active)
+			break;
+	}
+	wakeup_sources_read_unlock(idx);
+	return active;
 }
 
 #if IS_ENABLED(CONFIG_PM_PSEUDOSLEEP_KUNIT_TEST)

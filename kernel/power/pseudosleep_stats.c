@@ -4,7 +4,7 @@
  *
  * The per-phase durations are those of the last nap, the entry and exit
  * phases of the seed's Tables 3 and 4; the wake latency runs from the armed
- * IRQ to the return to user space.
+ * IRQ (or the wakeup source's activation) to the return to user space.
  */
 
 #include <linux/init.h>
@@ -12,6 +12,7 @@
 #include <linux/kobject.h>
 #include <linux/spinlock.h>
 #include <linux/stddef.h>
+#include <linux/string.h>
 #include <linux/suspend.h>
 #include <linux/sysfs.h>
 
@@ -22,7 +23,6 @@ struct pseudosleep_stats {
 	u64 aborted_naps;
 	u64 last_wake_irq;
 	u64 spurious_wakeups;
-	u64 armed_irqs_slept;
 	u64 total_nap_ns;
 	u64 last_nap_ns;
 	u64 wake_latency_ns;
@@ -36,6 +36,8 @@ struct pseudosleep_stats {
 };
 
 static struct pseudosleep_stats stats;
+/* The wakeup source that ended the last nap, "" if none did. */
+static char last_wake_source[64];
 static DEFINE_SPINLOCK(stats_lock);
 
 static u64 span(u64 from, u64 to)
@@ -61,7 +63,7 @@ void pseudosleep_stats_nap(unsigned long wakeups)
 	stats.naps++;
 	stats.last_wake_irq = wake_irq();
 	stats.spurious_wakeups = wakeups;
-	stats.armed_irqs_slept = pseudosleep_task_armed_irqs();
+	pseudosleep_wake_source(last_wake_source, sizeof(last_wake_source));
 	stats.last_nap_ns = span(t->kicked, t->woken);
 	stats.total_nap_ns += stats.last_nap_ns;
 	stats.wake_latency_ns = span(t->irq, t->end);
@@ -80,6 +82,7 @@ void pseudosleep_stats_abort(void)
 	spin_lock(&stats_lock);
 	stats.aborted_naps++;
 	stats.last_wake_irq = wake_irq() ?: stats.last_wake_irq;
+	pseudosleep_wake_source(last_wake_source, sizeof(last_wake_source));
 	spin_unlock(&stats_lock);
 }
 
@@ -112,7 +115,6 @@ static struct stat_file stat_files[] = {
 	STAT_FILE(aborted_naps),
 	STAT_FILE(last_wake_irq),
 	STAT_FILE(spurious_wakeups),
-	STAT_FILE(armed_irqs_slept),
 	STAT_FILE(total_nap_ns),
 	STAT_FILE(last_nap_ns),
 	STAT_FILE(wake_latency_ns),
@@ -134,7 +136,20 @@ static ssize_t wake_irq_dropped_show(struct kobject *kobj,
 
 static struct kobj_attribute wake_irq_dropped_attr = __ATTR_RO(wake_irq_dropped);
 
-static struct attribute *stat_attrs[ARRAY_SIZE(stat_files) + 3];
+static ssize_t last_wake_source_show(struct kobject *kobj,
+				     struct kobj_attribute *attr, char *buf)
+{
+	ssize_t len;
+
+	spin_lock(&stats_lock);
+	len = sysfs_emit(buf, "%s\n", last_wake_source);
+	spin_unlock(&stats_lock);
+	return len;
+}
+
+static struct kobj_attribute last_wake_source_attr = __ATTR_RO(last_wake_source);
+
+static struct attribute *stat_attrs[ARRAY_SIZE(stat_files) + 4];
 
 static const struct attribute_group stat_group = {
 	.name = "pseudosleep",
@@ -148,6 +163,7 @@ int __init pseudosleep_stats_init(void)
 	for (i = 0; i < ARRAY_SIZE(stat_files); i++)
 		stat_attrs[i] = &stat_files[i].attr.attr;
 	stat_attrs[i++] = &wake_irq_dropped_attr.attr;
+	stat_attrs[i++] = &last_wake_source_attr.attr;
 	stat_attrs[i] = &pseudosleep_arm_attr.attr;
 	return sysfs_create_group(power_kobj, &stat_group);
 }

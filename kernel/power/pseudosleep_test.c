@@ -21,7 +21,7 @@
 #include <linux/pm_runtime.h>
 #include <linux/slab.h>
 #include <linux/suspend.h>
-#include <net/sock.h>
+#include <linux/pm_wakeup.h>
 
 #include "power.h"
 #include "pseudosleep.h"
@@ -284,130 +284,164 @@ static void mark_goes_with_handler(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, irq_wake_handled_dropped(), dropped + 1);
 }
 
-/*
- * pseudosleep.wake_on=task: an armed IRQ only counts, in the halt and during
- * entry; data for a user socket after it ends the nap, for a kernel socket
- * or before any armed IRQ since the count was read it does not.  The
- * sockets are zeroed struct sock: only sk_kern_sock is read.
- */
-static bool woken_after(int ms)
+/* The nap's phase as a test set it, put back when the test ends. */
+static void restore_phase(void *data)
 {
-	while (ms-- > 0 && !pseudosleep_woken())
-		usleep_range(1000, 2000);
-	return pseudosleep_woken();
+	WRITE_ONCE(pseudosleep_phase, (enum pseudosleep_phase)(long)data);
+	pseudosleep_wake_reset();
 }
 
-static void wake_on_task(struct kunit *test)
+static void save_phase(struct kunit *test)
 {
-	struct wake_line *a = wake_line(test);
-	unsigned long *bits = irq_bitmap(test), *saved = irq_bitmap(test);
-	struct sock *user, *kern, *local;
-	suspend_state_t saved_mem_sleep;
-	bool saved_pseudo;
-	unsigned long events;
+	void *phase = (void *)(long)READ_ONCE(pseudosleep_phase);
 
-	user = kunit_kzalloc(test, sizeof(*user), GFP_KERNEL);
-	kern = kunit_kzalloc(test, sizeof(*kern), GFP_KERNEL);
-	local = kunit_kzalloc(test, sizeof(*local), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, user);
-	KUNIT_ASSERT_NOT_NULL(test, kern);
-	KUNIT_ASSERT_NOT_NULL(test, local);
-	user->sk_family = AF_INET;
-	kern->sk_family = AF_INET6;
-	kern->sk_kern_sock = 1;
-	local->sk_family = AF_UNIX;
-	KUNIT_EXPECT_EQ(test, pseudosleep_set_wake_on("nap"), -EINVAL);
-	KUNIT_ASSERT_EQ(test, pseudosleep_set_wake_on("task\n"), 0);
-	KUNIT_EXPECT_TRUE(test, static_key_enabled(&pseudosleep_task_key));
-	pseudosleep_copy_armed(saved, nr_irqs);
-	__set_bit(a->irq, bits);
-	KUNIT_ASSERT_EQ(test, pseudosleep_arm(bits, nr_irqs), 0);
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, restore_phase, phase),
+			0);
+}
 
-	/* No armed IRQ since the arm step: not the work of one. */
-	pseudosleep_report_arm();	/* forgets the armed IRQs seen so far */
+static void free_shared_desc(void *data)
+{
+	irq_free_desc((unsigned long)data);
+}
+
+static void free_shared_action(void *data)
+{
+	struct wake_line *t = data;
+
+	free_irq(t->irq, t);
+}
+
+/* Another handler on @t's line, freed with the test. */
+static void share_line(struct kunit *test, struct wake_line *t,
+		       const char *name)
+{
+	KUNIT_ASSERT_EQ(test, request_irq(t->irq, count_handler, IRQF_SHARED,
+					  name, t), 0);
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, free_shared_action, t),
+			0);
+}
+
+/*
+ * A shared line with two handlers cannot be marked: the wakeup check runs
+ * before the handlers and would take a sharer's interrupt for the marked
+ * device's.  A marked line that gains a sharer loses its mark, counted,
+ * and a sharer's interrupt then ends nothing.
+ */
+static void shared_line_not_marked(struct kunit *test)
+{
+	unsigned long dropped = irq_wake_handled_dropped();
+	struct wake_line *a, *b;
+	void *desc;
+	int irq;
+
+	save_phase(test);
+	a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
+	b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	irq = irq_alloc_desc(NUMA_NO_NODE);
+	KUNIT_ASSERT_GE(test, irq, 0);
+	desc = (void *)(unsigned long)irq;
+	KUNIT_ASSERT_EQ(test,
+			kunit_add_action_or_reset(test, free_shared_desc, desc),
+			0);
+	a->irq = irq;
+	b->irq = irq;
+	irq_set_chip_and_handler(irq, &dummy_irq_chip, handle_simple_irq);
+	share_line(test, a, "pseudosleep-kunit-a");
+	KUNIT_EXPECT_EQ(test, irq_set_wake_handled(irq, true), 0);
+	share_line(test, b, "pseudosleep-kunit-b");
+	KUNIT_EXPECT_FALSE(test, pseudosleep_irq_armed(irq));
+	KUNIT_EXPECT_EQ(test, irq_wake_handled_dropped(), dropped + 1);
+	KUNIT_EXPECT_EQ(test, irq_set_wake_handled(irq, true), -EINVAL);
+
 	pseudosleep_wake_reset();
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_NAPPING);
-	pseudosleep_sock_readable(user);
-	KUNIT_EXPECT_FALSE(test, woken_after(20));
-
-	/* The armed IRQ is served, the CPUs halt again; it stays armed. */
 	irq_wake_handled_arm();
-	raise_irq(a);
-	KUNIT_EXPECT_TRUE(test, line_armed(a));
+	raise_irq(b);
 	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
-	KUNIT_EXPECT_EQ(test, pseudosleep_task_armed_irqs(), 1u);
-	KUNIT_EXPECT_FALSE(test, woken_after(20));
+	KUNIT_EXPECT_EQ(test, atomic_read(&a->handled), 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&b->handled), 1);
+}
 
-	/* Neither a kernel socket's data nor a unix socket's is a request. */
-	pseudosleep_sock_readable(kern);
-	KUNIT_EXPECT_FALSE(test, woken_after(20));
-	pseudosleep_sock_readable(local);
-	KUNIT_EXPECT_FALSE(test, woken_after(20));
+static void free_ws(void *data)
+{
+	wakeup_source_unregister(data);
+}
 
-	/* A user socket's ends the nap, with the armed IRQ as its cause. */
-	pseudosleep_sock_readable(user);
-	KUNIT_EXPECT_TRUE(test, woken_after(1000));
-	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), a->irq);
+/* A wakeup source freed with the test, marked to end naps if @ends_nap. */
+static struct wakeup_source *test_ws(struct kunit *test, const char *name,
+				     bool ends_nap)
+{
+	struct wakeup_source *ws = wakeup_source_register(NULL, name);
 
-	/*
-	 * During entry too, the armed IRQ alone ends nothing (noise while the
-	 * nap is entered); the work for a user socket after it does.  Out
-	 * of a nap, an arm step forgets the armed IRQs.
-	 */
-	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
-	pseudosleep_report_arm();	/* forgets the armed IRQs seen so far */
+	KUNIT_ASSERT_NOT_NULL(test, ws);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, free_ws, ws), 0);
+	if (ends_nap)
+		wakeup_source_set_ends_nap(ws);
+	return ws;
+}
+
+/*
+ * A marked wakeup source's activation ends a nap while it is entered or
+ * its CPUs idle, as a hard wakeup: the PM core's abort, and the source's
+ * name recorded.  Awake, or once the nap is resuming, it only counts, as
+ * upstream; an unmarked source's soft event ends nothing; only the
+ * inactive-to-active transition is seen; an active marked source makes
+ * the entry fail.
+ */
+static void ws_activation_ends_nap(struct kunit *test)
+{
+	static const enum pseudosleep_phase ending[] = {
+		PSEUDOSLEEP_ENTERING, PSEUDOSLEEP_NAPPING,
+	};
+	struct wakeup_source *ws, *plain;
+	char name[64];
+	int i;
+
+	save_phase(test);
+	ws = test_ws(test, "pseudosleep-kunit-ws", true);
+	plain = test_ws(test, "pseudosleep-kunit-plain", false);
+
+	pm_wakeup_clear(0);
 	pseudosleep_wake_reset();
-	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_ENTERING);
-	pseudosleep_sock_readable(user);
-	KUNIT_EXPECT_FALSE(test, woken_after(20));
-	irq_wake_handled_arm();
-	raise_irq(a);
-	KUNIT_EXPECT_FALSE(test, woken_after(20));
-	KUNIT_EXPECT_FALSE(test, line_armed(a));
-	pseudosleep_sock_readable(kern);
-	KUNIT_EXPECT_FALSE(test, woken_after(20));
-	pseudosleep_sock_readable(user);
-	KUNIT_EXPECT_TRUE(test, woken_after(1000));
-	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), a->irq);
-
-	/*
-	 * The handshake, awake: after the arm step the armed IRQ is no
-	 * wakeup event, its work is, once per arm, and it ends nothing.
-	 */
 	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
-	pseudosleep_wake_reset();
-	saved_mem_sleep = mem_sleep_current;
-	saved_pseudo = mem_sleep_pseudo;
-	WRITE_ONCE(mem_sleep_current, PM_SUSPEND_TO_IDLE);
-	WRITE_ONCE(mem_sleep_pseudo, true);
-	KUNIT_EXPECT_EQ(test, pseudosleep_report_arm(), 0);
-	events = pseudosleep_ws_events();
-	KUNIT_EXPECT_TRUE(test, line_armed(a));
-	raise_irq(a);
-	usleep_range(20000, 30000);
-	KUNIT_EXPECT_EQ(test, pseudosleep_ws_events(), events);
-	pseudosleep_sock_readable(local);
-	usleep_range(20000, 30000);
-	KUNIT_EXPECT_EQ(test, pseudosleep_ws_events(), events);
-	pseudosleep_sock_readable(user);
-	pseudosleep_sock_readable(user);
-	usleep_range(20000, 30000);
-	KUNIT_EXPECT_EQ(test, pseudosleep_ws_events(), events + 1);
+	__pm_stay_awake(ws);
+	KUNIT_EXPECT_TRUE(test, pseudosleep_ws_pending());
+	__pm_relax(ws);
+	KUNIT_EXPECT_FALSE(test, pseudosleep_ws_pending());
 	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
-	/* The next arm step makes the next work a wakeup event again. */
-	KUNIT_EXPECT_EQ(test, pseudosleep_report_arm(), 0);
-	raise_irq(a);
-	pseudosleep_sock_readable(user);
-	usleep_range(20000, 30000);
-	KUNIT_EXPECT_EQ(test, pseudosleep_ws_events(), events + 2);
-	WRITE_ONCE(mem_sleep_pseudo, saved_pseudo);
-	WRITE_ONCE(mem_sleep_current, saved_mem_sleep);
-	KUNIT_EXPECT_EQ(test, pseudosleep_report_arm(), -EINVAL);
+	KUNIT_EXPECT_FALSE(test, pm_wakeup_pending());
 
+	for (i = 0; i < ARRAY_SIZE(ending); i++) {
+		pseudosleep_wake_reset();
+		WRITE_ONCE(pseudosleep_phase, ending[i]);
+		pm_wakeup_ws_event(plain, 0, false);
+		KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
+		__pm_stay_awake(ws);
+		KUNIT_EXPECT_TRUE(test, pseudosleep_woken());
+		KUNIT_EXPECT_TRUE(test, pm_wakeup_pending());
+		pseudosleep_wake_source(name, sizeof(name));
+		KUNIT_EXPECT_STREQ(test, name, "pseudosleep-kunit-ws");
+		KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), 0u);
+		pm_wakeup_clear(0);
+		/* Already active: no transition, nothing new. */
+		pseudosleep_wake_reset();
+		__pm_stay_awake(ws);
+		KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
+		__pm_relax(ws);
+	}
+
+	/* Resuming: what devices report on the way back ends nothing. */
 	pseudosleep_wake_reset();
-	KUNIT_EXPECT_EQ(test, pseudosleep_set_wake_on("irq"), 0);
-	KUNIT_EXPECT_FALSE(test, static_key_enabled(&pseudosleep_task_key));
-	pseudosleep_arm(saved, nr_irqs);
+	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_RESUMING);
+	pm_wakeup_ws_event(ws, 0, false);
+	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
+	pseudosleep_wake_source(name, sizeof(name));
+	KUNIT_EXPECT_STREQ(test, name, "");
+	KUNIT_EXPECT_FALSE(test, pm_wakeup_pending());
 }
 
 /*
@@ -827,8 +861,9 @@ static struct kunit_case pseudosleep_test_cases[] = {
 	KUNIT_CASE(parse_bool),
 	KUNIT_CASE(arm_and_record),
 	KUNIT_CASE(mark_goes_with_handler),
+	KUNIT_CASE(shared_line_not_marked),
 	KUNIT_CASE(woken_during_entry),
-	KUNIT_CASE(wake_on_task),
+	KUNIT_CASE(ws_activation_ends_nap),
 	KUNIT_CASE(no_state_of_its_own),
 	KUNIT_CASE(keep_follows_device_links),
 	KUNIT_CASE(skip_devices_without_pm_work),

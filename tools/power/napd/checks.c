@@ -24,6 +24,7 @@ static const char *const check_names[NR_CHECKS] = {
 	[CHECK_INHIBITOR] = "inhibitor",
 	[CHECK_PAUSED] = "paused",
 	[CHECK_BACKOFF] = "backoff",
+	[CHECK_WAKE_SOURCE] = "wake_source",
 };
 
 const char *check_name(enum napd_check c)

@@ -27,6 +27,8 @@ enum napd_check {
 	CHECK_INHIBITOR,	/* a logind sleep inhibitor lock is held */
 	CHECK_PAUSED,		/* napctl pause */
 	CHECK_BACKOFF,		/* backing off after aborted entries */
+	/* a watched server has work, or a wakeup source stayed active */
+	CHECK_WAKE_SOURCE,
 	NR_CHECKS,
 };
 

@@ -91,17 +91,20 @@ static const struct tcp_info *tcp_info_of(const struct nlmsghdr *h,
 	return NULL;
 }
 
-int diag_parse(const void *buf, size_t len, const unsigned short *ports,
-	       int nr, unsigned long idle_ms, struct conn_count *c)
+/* Each message of a reply: 0 to go on, or -errno. */
+typedef int (*diag_msg_fn)(const struct nlmsghdr *h,
+			   const struct inet_diag_msg *m, void *ctx);
+
+/*
+ * Walk one recv() worth of SOCK_DIAG_BY_FAMILY replies in @buf.  1 at
+ * the end of the dump, 0 if more is to come, -errno for an error reply.
+ */
+static int walk(const void *buf, size_t len, diag_msg_fn fn, void *ctx)
 {
 	const struct nlmsghdr *h;
-	int left = len;
+	int left = len, ret;
 
 	for (h = buf; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
-		const struct inet_diag_msg *m;
-		const struct tcp_info *ti;
-		size_t ti_len;
-
 		if (h->nlmsg_type == NLMSG_DONE)
 			return 1;
 		if (h->nlmsg_type == NLMSG_ERROR) {
@@ -113,24 +116,52 @@ int diag_parse(const void *buf, size_t len, const unsigned short *ports,
 			return e->error ? e->error : -EIO;
 		}
 		if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
-		    h->nlmsg_len < NLMSG_LENGTH(sizeof(*m)))
+		    h->nlmsg_len < NLMSG_LENGTH(sizeof(struct inet_diag_msg)))
 			return -EIO;
-		m = NLMSG_DATA(h);
-		if (!tcp_state_busy(m->idiag_state) ||
-		    !port_in_list(ntohs(m->id.idiag_sport), ports, nr))
-			continue;
-		ti = tcp_info_of(h, m, &ti_len);
-		if (diag_conn_idle(m, ti, ti_len, idle_ms))
-			c->idle++;
-		else
-			c->busy++;
+		ret = fn(h, NLMSG_DATA(h), ctx);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
 
-static int dump_family(struct diag *d, int family,
-		       const unsigned short *ports, int nr,
-		       unsigned long idle_ms, struct conn_count *c)
+struct count_ctx {
+	const unsigned short *ports;
+	int nr;
+	unsigned long idle_ms;
+	struct conn_count *c;
+};
+
+static int count_msg(const struct nlmsghdr *h, const struct inet_diag_msg *m,
+		     void *ctx)
+{
+	struct count_ctx *cc = ctx;
+	const struct tcp_info *ti;
+	size_t ti_len;
+
+	if (!tcp_state_busy(m->idiag_state) ||
+	    !port_in_list(ntohs(m->id.idiag_sport), cc->ports, cc->nr))
+		return 0;
+	ti = tcp_info_of(h, m, &ti_len);
+	if (diag_conn_idle(m, ti, ti_len, cc->idle_ms))
+		cc->c->idle++;
+	else
+		cc->c->busy++;
+	return 0;
+}
+
+int diag_parse(const void *buf, size_t len, const unsigned short *ports,
+	       int nr, unsigned long idle_ms, struct conn_count *c)
+{
+	struct count_ctx cc = { ports, nr, idle_ms, c };
+
+	return walk(buf, len, count_msg, &cc);
+}
+
+/* One dump of @family/@protocol sockets in @states through @fn. */
+static int dump_family(struct diag *d, int family, int protocol,
+		       unsigned int states, unsigned char ext,
+		       diag_msg_fn fn, void *ctx)
 {
 	struct {
 		struct nlmsghdr nlh;
@@ -143,9 +174,9 @@ static int dump_family(struct diag *d, int family,
 		},
 		.req = {
 			.sdiag_family = family,
-			.sdiag_protocol = IPPROTO_TCP,
-			.idiag_states = busy_states(),
-			.idiag_ext = 1 << (INET_DIAG_INFO - 1),
+			.sdiag_protocol = protocol,
+			.idiag_states = states,
+			.idiag_ext = ext,
 		},
 	};
 	struct sockaddr_nl nladdr = { .nl_family = AF_NETLINK };
@@ -165,7 +196,7 @@ static int dump_family(struct diag *d, int family,
 			return -errno;
 		if (len == 0)
 			return -EIO;
-		ret = diag_parse(buf, len, ports, nr, idle_ms, c);
+		ret = walk(buf, len, fn, ctx);
 		if (ret < 0) {
 			/* Leftovers would poison the next dump. */
 			diag_close(d);
@@ -175,16 +206,54 @@ static int dump_family(struct diag *d, int family,
 	return 0;
 }
 
-int diag_tcp_count(struct diag *d, const unsigned short *ports, int nr,
-		   unsigned long idle_ms, struct conn_count *c)
+/* IPv4, then IPv6. */
+static int dump(struct diag *d, int protocol, unsigned int states,
+		unsigned char ext, diag_msg_fn fn, void *ctx)
 {
 	int ret;
 
-	c->busy = c->idle = 0;
 	if (d->fd < 0)
 		return -EBADF;
-	ret = dump_family(d, AF_INET, ports, nr, idle_ms, c);
+	ret = dump_family(d, AF_INET, protocol, states, ext, fn, ctx);
 	if (!ret)
-		ret = dump_family(d, AF_INET6, ports, nr, idle_ms, c);
+		ret = dump_family(d, AF_INET6, protocol, states, ext, fn, ctx);
 	return ret;
+}
+
+int diag_tcp_count(struct diag *d, const unsigned short *ports, int nr,
+		   unsigned long idle_ms, struct conn_count *c)
+{
+	struct count_ctx cc = { ports, nr, idle_ms, c };
+
+	c->busy = c->idle = 0;
+	return dump(d, IPPROTO_TCP, busy_states(),
+		    1 << (INET_DIAG_INFO - 1), count_msg, &cc);
+}
+
+struct socks_ctx {
+	diag_sock_fn fn;
+	void *ctx;
+};
+
+static int sock_msg(const struct nlmsghdr *h, const struct inet_diag_msg *m,
+		    void *ctx)
+{
+	struct socks_ctx *sc = ctx;
+	struct procnet_sock sk = {
+		.lport = ntohs(m->id.idiag_sport),
+		.state = m->idiag_state,
+		.inode = m->idiag_inode,
+	};
+
+	(void)h;
+	sc->fn(&sk, sc->ctx);
+	return 0;
+}
+
+int diag_socks(struct diag *d, int protocol, unsigned int states,
+	       diag_sock_fn fn, void *ctx)
+{
+	struct socks_ctx sc = { fn, ctx };
+
+	return dump(d, protocol, states, 0, sock_msg, &sc);
 }

@@ -50,6 +50,8 @@
 #include "stats.h"
 #include "sysfs.h"
 #include "timers.h"
+#include "watch.h"
+#include "wcount.h"
 
 static volatile sig_atomic_t stop, reload;
 
@@ -92,7 +94,7 @@ struct napd {
 	int conn_idle;			/* last dump: idle kept-alive ones */
 	char tcp[2][PATH_MAX];		/* /proc/net/tcp and tcp6 */
 	int rx_fds[NAPD_MAX_WAKE_DEVS];	/* as setup.rx_packets */
-	int rx6_fd;			/* wake_on=task: /proc/net/snmp6 */
+	int rx6_fd;			/* wake_task: /proc/net/snmp6 */
 	unsigned long long last_rx;
 	unsigned long long quiet_since;	/* CLOCK_MONOTONIC ns */
 	unsigned long long metrics_at;	/* CLOCK_MONOTONIC ns, last write */
@@ -109,6 +111,8 @@ struct napd {
 	unsigned long long pause_until;	/* ... until CLOCK_MONOTONIC ns; 0: resume */
 	bool inhibit_failing;		/* logged; quiet until it works */
 	struct backoff backoff;		/* after aborted entries in a row */
+	struct watch watch;		/* wake_task: the servers' fds */
+	int watch_err;			/* last logged watch_add() trouble */
 };
 
 /* The longest napctl pause with an end. */
@@ -172,7 +176,7 @@ static int pread_text(int fd, char *buf, size_t size)
 	return 0;
 }
 
-/* wake_on=task: add the IPv6 UDP datagrams, if the kernel has IPv6. */
+/* Wake on task: add the IPv6 UDP datagrams, if the kernel has IPv6. */
 static int read_rx6(struct napd *n, unsigned long long *rx)
 {
 	unsigned long long dgrams;
@@ -187,12 +191,38 @@ static int read_rx6(struct napd *n, unsigned long long *rx)
 	return 0;
 }
 
+/*
+ * Wake device @i's receive counter.  Unbinding its driver (a vector
+ * reallocation, an AER reset) removes the file under the open fd: open it
+ * again by name, and while the device is gone say so with -ENODEV.
+ */
+static int read_counter(struct napd *n, int i, unsigned long long *v)
+{
+	char buf[32], *end;
+	int tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		if (n->rx_fds[i] >= 0 &&
+		    !pread_text(n->rx_fds[i], buf, sizeof(buf))) {
+			*v = strtoull(buf, &end, 10);
+			if (end != buf)
+				return 0;
+		}
+		if (n->rx_fds[i] >= 0)
+			close(n->rx_fds[i]);
+		n->rx_fds[i] = open(n->setup.rx_packets[i],
+				    O_RDONLY | O_CLOEXEC);
+		if (n->rx_fds[i] < 0)
+			break;
+	}
+	return -ENODEV;
+}
+
 static int read_rx(struct napd *n, unsigned long long *rx)
 {
-	char buf[8192], *end;
-	int ret;
-
-	int i;
+	char buf[8192];
+	unsigned long long v;
+	int ret, i;
 
 	if (n->setup.rx_snmp) {
 		ret = pread_text(n->rx_fds[0], buf, sizeof(buf));
@@ -203,12 +233,10 @@ static int read_rx(struct napd *n, unsigned long long *rx)
 	/* The sum over the wake devices: any change is traffic. */
 	*rx = 0;
 	for (i = 0; i < n->setup.nr_rx; i++) {
-		ret = pread_text(n->rx_fds[i], buf, 32);
+		ret = read_counter(n, i, &v);
 		if (ret)
 			return ret;
-		*rx += strtoull(buf, &end, 10);
-		if (end == buf)
-			return -EINVAL;
+		*rx += v;
 	}
 	return 0;
 }
@@ -311,6 +339,11 @@ static int activity(struct napd *n, bool full)
 	int ret;
 
 	ret = read_rx(n, &rx);
+	if (ret == -ENODEV) {
+		/* Its driver rebinding: wait for it, and re-arm then. */
+		snprintf(n->why, sizeof(n->why), "a wake device is gone");
+		return CHECK_PACKETS;
+	}
 	if (ret)
 		return CHECK_ERR(ret);
 	if (rx != n->last_rx) {
@@ -596,6 +629,7 @@ static void after_nap(struct napd *n, unsigned long long slept_ns,
 	bool have_irq, have_lat;
 	int ret;
 	char irq_s[24] = "none", lat_s[24] = "-", status[128];
+	char path[PATH_MAX], name[64], src[80] = "";
 
 	if (!pseudo_value(n, "last_nap_ns", &dur))
 		dur = slept_ns;
@@ -625,8 +659,15 @@ static void after_nap(struct napd *n, unsigned long long slept_ns,
 	}
 	if (have_lat)
 		snprintf(lat_s, sizeof(lat_s), "%llu", lat);
-	logmsg(n, LOG_DEBUG, "nap %lu slept %.3f ms duration_ns=%llu wake_irq=%s wake_latency_ns=%s aborted=0",
-	       n->stats.naps, dur / 1e6, dur, irq_s, lat_s);
+	/* Wake on task: the wakeup source that ended it, if the kernel says. */
+	if (n->setup.wake_task &&
+	    !path_fmt(path, sizeof(path), "%s/last_wake_source",
+		      n->setup.pseudo_dir) &&
+	    sysfs_read(path, name, sizeof(name)) > 0)
+		snprintf(src, sizeof(src), " wake_source=%s", name);
+	logmsg(n, LOG_DEBUG,
+	       "nap %lu slept %.3f ms duration_ns=%llu wake_irq=%s wake_latency_ns=%s aborted=0%s",
+	       n->stats.naps, dur / 1e6, dur, irq_s, lat_s, src);
 	snprintf(status, sizeof(status), "%lu naps, %.1f s asleep, last woken by IRQ %s",
 		 n->stats.naps, n->stats.nap_ns / 1e9, irq_s);
 	notify(false, false, status);
@@ -799,8 +840,8 @@ static void log_backoff(const struct napd *n, int err)
 	napd_log(LOG_WARNING, "requests racing each entry, or a task that will not freeze?");
 }
 
-/* One handshake and nap attempt.  NAP_* or -errno on a fatal error. */
-static int try_nap(struct napd *n)
+/* The handshake and the nap.  NAP_* or -errno on a fatal error. */
+static int attempt(struct napd *n)
 {
 	struct napd_setup *s = &n->setup;
 	unsigned long long t0, entry;
@@ -823,11 +864,12 @@ static int try_nap(struct napd *n)
 	}
 
 	/*
-	 * The arm step: from here on the first wake IRQ (or with wake_on=task
-	 * its work) is a wakeup event, which makes the count written below
-	 * stale or the nap abort; what came before is seen by activity().
+	 * The arm step (wake on irq): from here on the first wake IRQ is a
+	 * wakeup event, which makes the count written below stale or the
+	 * nap abort; what came before is seen by activity().  With wake on
+	 * task the watches are the wakeup sources, added before.
 	 */
-	if (s->arm[0] && !n->o->dry_run) {
+	if (s->arm[0] && !s->wake_task && !n->o->dry_run) {
 		ret = sysfs_write(s->arm, "1");
 		if (ret) {
 			napd_log(LOG_ERR, "cannot write %s: %s", s->arm,
@@ -836,8 +878,36 @@ static int try_nap(struct napd *n)
 		}
 	}
 
-	/* Blocks while wakeup events are in progress; EINTR on a signal. */
-	ret = sysfs_read(s->wakeup_count, count, sizeof(count));
+	/*
+	 * Work a watched server has now, or had since the copies were
+	 * added: a busy server, and its events would block the read below.
+	 */
+	if (s->wake_task) {
+		ret = watch_drain(&n->watch, n->why, sizeof(n->why));
+		if (ret < 0) {
+			napd_log(LOG_ERR, "cannot read napd's watches: %s",
+				 strerror(-ret));
+			return ret;
+		}
+		if (ret) {
+			held_back(n, CHECK_WAKE_SOURCE);
+			return NAP_SKIPPED;
+		}
+	}
+
+	/*
+	 * Blocks while wakeup events are in progress (napd's own watches
+	 * too, if work came since the drain): bounded, see wcount.h.
+	 */
+	ret = wcount_read(s->wakeup_count, count, sizeof(count),
+			  WCOUNT_TIMEOUT_MS);
+	if (ret == -ETIMEDOUT) {
+		snprintf(n->why, sizeof(n->why),
+			 "a wakeup source active for %d ms at the wakeup_count read",
+			 WCOUNT_TIMEOUT_MS);
+		held_back(n, CHECK_WAKE_SOURCE);
+		return NAP_SKIPPED;
+	}
 	if (ret == -EINTR)
 		return NAP_SKIPPED;
 	if (ret < 0) {
@@ -920,6 +990,55 @@ static int try_nap(struct napd *n)
 		return NAP_SKIPPED;
 	napd_log(LOG_ERR, "cannot write 'mem' to %s: %s", s->state,
 		strerror(-ret));
+	return ret;
+}
+
+/* Log a trouble of watch_add() when it changes: once, not per attempt. */
+static void log_watch_err(struct napd *n)
+{
+	const struct watch *w = &n->watch;
+
+	if (w->err == n->watch_err)
+		return;
+	n->watch_err = w->err;
+	if (w->err)
+		napd_log(LOG_WARNING,
+			 "cannot watch the fds of server pid %d: %s; its work does not end naps%s",
+			 (int)w->err_pid, w->err == -ENOSPC ?
+			 "more fds to watch than napd takes" :
+			 strerror(-w->err),
+			 w->err == -EPERM ? " (napd needs CAP_SYS_PTRACE)" : "");
+	else
+		napd_log(LOG_INFO, "every server watched again");
+}
+
+/*
+ * One nap attempt.  With wake on task the servers' fds are copied into
+ * napd's epoll set for this attempt only, and closed whatever happened:
+ * napped, aborted or held back (watch.h says why).
+ */
+static int try_nap(struct napd *n)
+{
+	struct watch_ports ports = {
+		n->o->ports, n->o->nr_ports, n->o->udp_ports,
+		n->o->nr_udp_ports,
+	};
+	int ret;
+
+	if (!n->setup.wake_task)
+		return attempt(n);
+	ret = watch_add(&n->watch, &ports);
+	if (ret < 0) {
+		napd_log(LOG_ERR, "cannot find the servers to watch: %s",
+			 strerror(-ret));
+		watch_drop(&n->watch);
+		return ret;
+	}
+	log_watch_err(n);
+	ret = attempt(n);
+	/* The events of the nap relax the wakeup sources before they go. */
+	watch_drain(&n->watch, NULL, 0);
+	watch_drop(&n->watch);
 	return ret;
 }
 
@@ -1221,6 +1340,14 @@ static int start(struct napd *n)
 		}
 		n->rx6_fd = open(path6, O_RDONLY | O_CLOEXEC);
 	}
+	if (s->wake_task) {
+		ret = watch_init(&n->watch, o->proc_root);
+		if (ret) {
+			napd_log(LOG_ERR, "cannot make napd's epoll set: %s",
+				 strerror(-ret));
+			return -1;
+		}
+	}
 	if (read_rx(n, &n->last_rx)) {
 		napd_log(LOG_ERR, "cannot read %s%s",
 			n->setup.rx_packets[0],
@@ -1265,7 +1392,11 @@ static int start(struct napd *n)
 		return -1;
 	}
 
-	irqlist_format(n->setup.irqs, n->setup.nr_irqs, irqs, sizeof(irqs));
+	/* Wake on task arms no IRQ: the NICs' IRQs only run. */
+	if (s->wake_task)
+		snprintf(irqs, sizeof(irqs), "none (wake on task)");
+	else
+		irqlist_format(n->setup.irqs, s->nr_irqs, irqs, sizeof(irqs));
 	for (i = 0; i < s->nr_nics; i++)
 		snprintf(nics + strlen(nics), sizeof(nics) - strlen(nics),
 			 "%s%s", i ? "," : "", s->nics[i]);
@@ -1280,7 +1411,7 @@ static int start(struct napd *n)
 	/* A bond, a VLAN or several devices: where each NIC's IRQs are. */
 	detail = s->nr_nics > 1 ||
 		 (s->nr_nics == 1 && strcmp(s->nics[0], s->nic_of[0]));
-	if (!detail)
+	if (!detail && !s->wake_task)
 		logmsg(n, LOG_INFO, "armed %s: %s", irqs[0] ? irqs : "none",
 		       s->nr_nics && s->irq_src[0].armed[0] ?
 		       s->irq_src[0].armed : "-");
@@ -1288,12 +1419,16 @@ static int start(struct napd *n)
 		logmsg(n, LOG_INFO, "NIC %s (wake-dev %s): IRQs from %s, armed %s",
 		       s->nics[i], s->nic_of[i],
 		       s->irq_src[i].from[0] ? s->irq_src[i].from : "-",
-		       s->irq_src[i].armed[0] ? s->irq_src[i].armed : "none");
+		       s->irq_src[i].armed[0] && !s->wake_task ?
+		       s->irq_src[i].armed : "none");
 	logmsg(n, LOG_INFO, "naps end on %s; activity: %s",
-	       n->setup.rx_snmp ? "work for user space (wake_on=task)" :
-	       "any armed IRQ (wake_on=irq)",
-	       n->setup.rx_snmp ? "TCP segments for sockets and UDP datagrams" :
+	       s->wake_task ? "the servers' work (wake on task: EPOLLWAKEUP watches)" :
+	       "any armed IRQ (wake on irq)",
+	       s->rx_snmp ? "TCP segments for sockets and UDP datagrams" :
 	       "packets of the wake device");
+	if (s->wake_why[0])
+		logmsg(n, LOG_INFO, "--wake-on auto chose irq: %s",
+		       s->wake_why);
 	logmsg(n, LOG_INFO, "naps end after %s%s; systemd timers: %s",
 	       o->max_nap_ms && n->alarm_fd >= 0 ? "at most " : "no bound",
 	       o->max_nap_ms && n->alarm_fd >= 0 ?
@@ -1482,6 +1617,7 @@ int main(int argc, char *argv[])
 	for (i = 0; i < NAPD_MAX_WAKE_DEVS; i++)
 		n.rx_fds[i] = -1;
 	n.rx6_fd = -1;
+	n.watch.ep = -1;
 	n.diag.fd = -1;
 	n.ctl_fd = -1;
 	n.alarm_fd = -1;
@@ -1586,6 +1722,7 @@ int main(int argc, char *argv[])
 			close(n.rx_fds[i]);
 	if (n.rx6_fd >= 0)
 		close(n.rx6_fd);
+	watch_close(&n.watch);
 
 	if (o.log) {
 		char sum[192];

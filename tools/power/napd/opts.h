@@ -33,7 +33,7 @@ enum napd_mode {
 	NAPD_MODE_DEEP,
 };
 
-/* What ends a pseudo nap: pseudosleep.wake_on (auto: task if the kernel has it). */
+/* What ends a pseudo nap (auto: task where setup.c finds it possible). */
 enum napd_wake_on {
 	NAPD_WAKE_AUTO,
 	NAPD_WAKE_IRQ,

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
 
 #include "devpolicy.h"
 #include "irqs.h"
@@ -26,6 +27,7 @@
 #include "setup.h"
 #include "sysfs.h"
 #include "timers.h"
+#include "watch.h"
 
 #define MAX_NETDEVS	64
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -217,6 +219,47 @@ static void sample_interrupts(struct pf *p)
 
 /* ---- kernel support ---- */
 
+/*
+ * Wake on work (--wake-on task): the kernel ends a nap when a wakeup
+ * source activates, and napd can watch the servers with EPOLLWAKEUP.
+ */
+static void check_wake_on_work(struct pf *p)
+{
+	unsigned long long caps;
+	char path[PATH_MAX];
+	bool block, ptrace;
+
+	if (path_fmt(path, sizeof(path), "%s/power/pseudosleep/last_wake_source",
+		     p->o->sysfs_root))
+		return;
+	if (!path_exists(path)) {
+		say(p, PF_NA,
+		    "kernel: no wake on work (no %s): naps end on any armed IRQ (--wake-on irq)",
+		    path);
+		return;
+	}
+	if (watch_cap_eff(p->o->proc_root, &caps)) {
+		say(p, PF_WARN,
+		    "kernel: wake on work supported, but napd's capabilities cannot be read");
+		return;
+	}
+	block = caps & (1ULL << CAP_BLOCK_SUSPEND);
+	ptrace = caps & (1ULL << CAP_SYS_PTRACE);
+	if (block && !strcmp(p->o->sysfs_root, "/sys") &&
+	    watch_wakeup_kept() != 1)
+		say(p, PF_WARN,
+		    "kernel: wake on work supported, but epoll drops EPOLLWAKEUP on napd's items: --wake-on auto uses irq");
+	else if (block && ptrace)
+		say(p, PF_OK, "kernel: wake on work supported (%s): --wake-on auto uses task",
+		    path);
+	else
+		say(p, PF_WARN,
+		    "kernel: wake on work supported, but this napd lacks %s%s%s: --wake-on auto uses irq%s (the unit grants both)",
+		    block ? "" : "CAP_BLOCK_SUSPEND", !block && !ptrace ? " and " : "",
+		    ptrace ? "" : "CAP_SYS_PTRACE",
+		    block ? " unless every server runs as napd's uid" : "");
+}
+
 static void check_kernel(struct pf *p)
 {
 	const char *root = p->o->sysfs_root;
@@ -271,14 +314,7 @@ static void check_kernel(struct pf *p)
 		say(p, PF_WARN,
 		    "kernel: no %s: an older pseudo-sleep kernel; a request just before a nap may wait for the next wake",
 		    path);
-	if (path_fmt(path, sizeof(path),
-		     "%s/module/pseudosleep/parameters/wake_on", root))
-		return;
-	if (sysfs_read(path, val, sizeof(val)) >= 0)
-		say(p, PF_OK, "kernel: pseudosleep.wake_on is %s (napd --wake-on auto uses task)",
-		    val);
-	else
-		say(p, PF_NA, "kernel: no pseudosleep.wake_on: naps end on any armed IRQ");
+	check_wake_on_work(p);
 }
 
 /* ---- NICs ---- */

@@ -277,6 +277,30 @@ int procnet_udp_busy(const char *buf, const unsigned short *ports, int nr)
 	return busy;
 }
 
+int procnet_sock_next(const char **pos, struct procnet_sock *sk)
+{
+	char line[512], laddr[40];
+
+	while (copy_line(pos, line, sizeof(line))) {
+		if (blank(line) || strstr(line, "local_address"))
+			continue;
+		/*
+		 * "  0: 00000000:0050 00000000:0000 0A 00000000:00000000
+		 * 00:00000000 00000000     0        0 1065 ...": the inode
+		 * is the tenth field.
+		 */
+		if (sscanf(line,
+			   " %*u: %39[0-9A-Fa-f]:%x %*[0-9A-Fa-f]:%*x %x %*x:%*x %*x:%*x %*x %*u %*u %lu",
+			   laddr, &sk->lport, &sk->state, &sk->inode) != 4)
+			return -1;
+		if ((strlen(laddr) != 8 && strlen(laddr) != 32) ||
+		    sk->lport > 0xffff || sk->state > 0xff)
+			return -1;
+		return 1;
+	}
+	return 0;
+}
+
 /* Case-insensitive: does @s[0..len) contain @pat? */
 static bool has_pat(const char *s, size_t len, const char *pat)
 {

@@ -99,4 +99,18 @@ int procnet_snmp_in(const char *buf, unsigned long long *in);
  */
 int procnet_snmp6_in(const char *buf, unsigned long long *in);
 
+/* One socket line of /proc/net/{tcp,udp}{,6}, for watch.c. */
+struct procnet_sock {
+	unsigned int lport;
+	unsigned int state;	/* NAPD_TCP_*; 7 (CLOSE) for a bound UDP socket */
+	unsigned long inode;	/* 0: no file (a connection not yet accepted) */
+};
+
+/*
+ * The next socket line of /proc/net/{tcp,udp}{,6} text at *@pos (advanced
+ * past it) into @sk.  1 if one was found, 0 at the end, -1 if a line does
+ * not parse.
+ */
+int procnet_sock_next(const char **pos, struct procnet_sock *sk);
+
 #endif /* NAPD_PROCNET_H */

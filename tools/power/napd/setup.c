@@ -10,11 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 
 #include "fail.h"
 #include "devpolicy.h"
 #include "notify.h"
 #include "setup.h"
+#include "watch.h"
 
 /* A device's power/nosleep file, with the path for messages. */
 struct nosleep {
@@ -217,57 +219,85 @@ static int set_nosleep(struct napd_setup *s, const char *path,
 	return change(s, path, old, "1", err, errlen);
 }
 
+/* --wake-on task given, or auto: why it cannot be task, into @s->wake_why. */
+static int no_task(const struct napd_opts *o, struct napd_setup *s,
+		   char *err, size_t errlen, const char *why)
+{
+	if (o->wake_on == NAPD_WAKE_TASK)
+		return fail(err, errlen, "--wake-on task: %s; or use --wake-on irq",
+			    why);
+	snprintf(s->wake_why, sizeof(s->wake_why), "%s", why);
+	return 0;
+}
+
 /*
- * Choose pseudosleep.wake_on; the change itself is made with the others,
- * after every check (wake_on_apply()).
+ * Choose what ends a nap (--wake-on).  task: work for a server, seen
+ * through napd's EPOLLWAKEUP watches (watch.h); that needs a kernel that
+ * ends a nap on a wakeup source's activation (it has
+ * pseudosleep/last_wake_source), CAP_BLOCK_SUSPEND (epoll_ctl() drops
+ * EPOLLWAKEUP without it, silently) and the right to take the servers'
+ * fds with pidfd_getfd(): CAP_SYS_PTRACE, or servers of napd's own uid.
+ * auto is task when all of that holds, irq otherwise.
  */
 static int wake_on_setup(const struct napd_opts *o, struct napd_setup *s,
 			 char *err, size_t errlen)
 {
-	bool have;
+	struct watch_ports ports = {
+		o->ports, o->nr_ports, o->udp_ports, o->nr_udp_ports,
+	};
+	char path[PATH_MAX], why[PATH_MAX + 128];
+	unsigned long long caps;
+	struct watch *w;
 	int ret;
 
-	if (path_fmt(s->wake_on, sizeof(s->wake_on),
-		     "%s/module/pseudosleep/parameters/wake_on", o->sysfs_root))
+	if (o->wake_on == NAPD_WAKE_IRQ)
+		return 0;
+	if (path_fmt(path, sizeof(path), "%s/last_wake_source", s->pseudo_dir))
 		return fail(err, errlen, "path too long under %s",
 			    o->sysfs_root);
-	have = path_exists(s->wake_on);
-	if (o->wake_on == NAPD_WAKE_TASK && !have)
-		return fail(err, errlen,
-			    "--wake-on task: this kernel has no pseudosleep.wake_on (%s)",
-			    s->wake_on);
-	if (!have)
-		return 0;	/* an older kernel: armed IRQs end naps */
-	ret = sysfs_read(s->wake_on, s->wake_on_old, sizeof(s->wake_on_old));
-	if (ret < 0)
-		return fail(err, errlen, "cannot read %s: %s", s->wake_on,
-			    strerror(-ret));
-	s->wake_on_new = o->wake_on == NAPD_WAKE_IRQ ? "irq" : "task";
-	if (!strcmp(s->wake_on_new, "task")) {
-		if (path_fmt(s->rx_packets[0], sizeof(s->rx_packets[0]),
-			     "%s/net/snmp", o->proc_root))
-			return fail(err, errlen, "path too long under %s",
-				    o->proc_root);
-		if (!path_exists(s->rx_packets[0]))
-			return fail(err, errlen, "%s missing",
-				    s->rx_packets[0]);
-		s->rx_snmp = true;
-		s->nr_rx = 1;
+	if (!path_exists(path)) {
+		snprintf(why, sizeof(why),
+			 "this kernel cannot end a nap on work for a server (no %s)",
+			 path);
+		return no_task(o, s, err, errlen, why);
 	}
+	ret = watch_cap_eff(o->proc_root, &caps);
+	if (ret) {
+		snprintf(why, sizeof(why),
+			 "cannot read napd's capabilities (CapEff in %s/self/status): %s",
+			 o->proc_root, strerror(-ret));
+		return no_task(o, s, err, errlen, why);
+	}
+	if (!(caps & (1ULL << CAP_BLOCK_SUSPEND)))
+		return no_task(o, s, err, errlen,
+			       "napd lacks CAP_BLOCK_SUSPEND, without which epoll drops EPOLLWAKEUP and work would not end a nap");
+	/* The real kernel's epoll: asked only with the real /sys. */
+	if (!strcmp(o->sysfs_root, "/sys") && watch_wakeup_kept() != 1)
+		return no_task(o, s, err, errlen,
+			       "epoll drops EPOLLWAKEUP on napd's items (seen in /proc/self/fdinfo): work would not end a nap");
+	if (!(caps & (1ULL << CAP_SYS_PTRACE))) {
+		w = malloc(sizeof(*w));
+		if (!w)
+			return fail(err, errlen, "out of memory");
+		ret = watch_init(w, o->proc_root);
+		if (!ret)
+			ret = watch_same_uid(w, &ports);
+		watch_close(w);
+		free(w);
+		if (ret <= 0)
+			return no_task(o, s, err, errlen,
+				       "napd lacks CAP_SYS_PTRACE to take the servers' sockets (pidfd_getfd()), and not every server runs as napd's uid with Yama's ptrace_scope 0");
+	}
+	if (path_fmt(s->rx_packets[0], sizeof(s->rx_packets[0]),
+		     "%s/net/snmp", o->proc_root))
+		return fail(err, errlen, "path too long under %s",
+			    o->proc_root);
+	if (!path_exists(s->rx_packets[0]))
+		return fail(err, errlen, "%s missing", s->rx_packets[0]);
+	s->wake_task = true;
+	s->rx_snmp = true;
+	s->nr_rx = 1;
 	return 0;
-}
-
-static int wake_on_apply(struct napd_setup *s, char *err, size_t errlen)
-{
-	/*
-	 * Already as wanted: nothing to change, unless a killed napd set it
-	 * so; then it is changed "again" to take the saved original over.
-	 */
-	if (!s->wake_on_new || (!strcmp(s->wake_on_old, s->wake_on_new) &&
-				!settings_pending(&s->settings, s->wake_on)))
-		return 0;
-	return change(s, s->wake_on, s->wake_on_old, s->wake_on_new, err,
-		      errlen);
 }
 
 /*
@@ -428,10 +458,10 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 		s->arm[0] = '\0';
 
 	/*
-	 * pseudosleep.wake_on: with "task" the kernel serves ARP, pings and
-	 * the like during a nap, so napd's activity signal becomes the TCP
-	 * segments and UDP datagrams of /proc/net/snmp instead of every
-	 * packet of the wake device.
+	 * --wake-on task: the napping kernel serves ARP, pings and the like
+	 * itself, so napd's activity signal becomes the TCP segments and
+	 * UDP datagrams of /proc/net/snmp instead of every packet of the
+	 * wake device.
 	 */
 	if (pseudo && wake_on_setup(o, s, err, errlen))
 		return -1;
@@ -460,8 +490,12 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 	}
 
 	ret = nic_irqs(o, s, &i);
-	/* Only the armed IRQs end a pseudo nap: none would mean forever. */
-	if (ret == -ENOENT && pseudo)
+	/*
+	 * With wake on irq only the armed IRQs end a pseudo nap: none would
+	 * mean forever.  With wake on task no IRQ is armed: the NIC's
+	 * interrupts run during the nap and work for a server ends it.
+	 */
+	if (ret == -ENOENT && pseudo && !s->wake_task)
 		return fail(err, errlen, "%s",
 			    nic_no_irq(root, o, s->nics[i], s->nic_of[i]));
 	if (ret == -E2BIG)
@@ -469,7 +503,8 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 			    NAPD_MAX_IRQS);
 	if (path_fmt(s->wake_irq, sizeof(s->wake_irq), "%s", wake_irq))
 		return fail(err, errlen, "path too long under %s", root);
-	arm_irqs = s->nr_irqs && (pseudo || path_exists(wake_irq));
+	arm_irqs = s->nr_irqs && !s->wake_task &&
+		   (pseudo || path_exists(wake_irq));
 	if (arm_irqs) {
 		ret = sysfs_read(wake_irq, old_irqs, sizeof(old_irqs));
 		if (ret < 0)
@@ -538,7 +573,6 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 	/* Checks done: from here on every change is recorded. */
 	ret = -1;
 	if (change(s, mem_sleep, cur, mode, err, errlen) ||
-	    wake_on_apply(s, err, errlen) ||
 	    (arm_irqs && change(s, wake_irq, old_irqs, irqlist, err, errlen)))
 		goto out_tree;
 	s->nr_irqs_armed = arm_irqs ? s->nr_irqs : 0;

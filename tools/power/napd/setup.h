@@ -36,10 +36,15 @@ struct napd_setup {
 	/* rx_packets of each wake device, or: */
 	char rx_packets[NAPD_MAX_WAKE_DEVS][PATH_MAX];
 	int nr_rx;
-	bool rx_snmp;			/* wake_on=task: /proc/net/snmp */
-	char wake_on[PATH_MAX];		/* pseudosleep.wake_on parameter */
-	char wake_on_old[64];
-	const char *wake_on_new;	/* NULL: leave it (none, or no pseudo) */
+	/*
+	 * --wake-on task: work for the servers ends a nap (watch.h), no IRQ
+	 * is armed, and the activity signal is /proc/net/snmp's segments
+	 * and datagrams for sockets (noise that the napping kernel answers
+	 * itself does not hold naps back).
+	 */
+	bool wake_task;
+	bool rx_snmp;			/* wake_task: /proc/net/snmp */
+	char wake_why[PATH_MAX + 128];	/* why --wake-on auto chose irq */
 	int recovered;			/* settings a killed napd saved */
 	int nr_policy;			/* nosleep files the device policy set */
 };

@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import time
 
 import netns
@@ -681,6 +682,103 @@ def t_wireguard_keys_through_nap():
             "dropped; %s" % (",".join(new), figures), console
     return "passed", "4 naps, no new handshake; " + figures, console
 
+def wg_keypair():
+    """(private, public) WireGuard keys from wg(8)."""
+    priv = subprocess.run(["wg", "genkey"], stdout=subprocess.PIPE,
+                          check=True).stdout.strip()
+    pub = subprocess.run(["wg", "pubkey"], input=priv, stdout=subprocess.PIPE,
+                         check=True).stdout.strip()
+    return priv.decode(), pub.decode()
+
+
+def host_wg_peer(ns, priv, guest_pub):
+    """wireguard-go as the host's end of a tunnel to the guest, in
+    namespace NS: interface wgh, 10.78.0.1/24, the guest's port 51820 as
+    the endpoint.  Returns the process (foreground), or None."""
+    env = dict(os.environ, WG_PROCESS_FOREGROUND="1")
+    sock = "/var/run/wireguard/wgh.sock"
+    if os.path.exists(sock):        # left by a killed run
+        os.unlink(sock)
+    p = subprocess.Popen(netns.command(ns, ["wireguard-go", "-f", "wgh"]),
+                         env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    key = tempfile.NamedTemporaryFile("w", delete=False)
+    key.write(priv + "\n")
+    key.close()
+    try:
+        end = time.monotonic() + 20
+        while not os.path.exists(sock):
+            if time.monotonic() > end or p.poll() is not None:
+                p.kill()
+                return None
+            time.sleep(0.1)
+        for argv in (["wg", "set", "wgh", "private-key", key.name, "peer",
+                      guest_pub, "endpoint", netns.GUEST_IP + ":51820",
+                      "allowed-ips", "10.78.0.2/32"],
+                     ["ip", "addr", "add", "10.78.0.1/24", "dev", "wgh"],
+                     ["ip", "link", "set", "wgh", "up"]):
+            subprocess.run(netns.command(ns, argv), check=True)
+    finally:
+        os.unlink(key.name)
+    return p
+
+
+def t_wireguard_handshake_ends_nap():
+    """A WireGuard peer on the LAN (wireguard-go on the host) starts a
+    session with the guest while it naps, armed on the RTC only (40 s
+    away): the handshake packet is a wakeup event of the "wireguard"
+    wakeup source, which ends the nap, and an HTTP request through the
+    tunnel is answered.  Without the event the handshake waits on its
+    frozen worker until the RTC alarm."""
+    skip = bridge_or_skip()
+    if skip:
+        return skip
+    if pslib.kernel_config("WIREGUARD") != "y":
+        return "failed", "no CONFIG_WIREGUARD in the kernel's .config", None
+    guest_priv, guest_pub = wg_keypair()
+    host_priv, host_pub = wg_keypair()
+    g = pslib.Guest("s=/usr/share/pseudosleep; $s/nap-setup.sh rtc && "
+                    "$s/wg-peer.sh && "
+                    "echo 0 > /sys/class/rtc/rtc0/wakealarm && "
+                    "echo +40 > /sys/class/rtc/rtc0/wakealarm && "
+                    "$s/nap-once.sh 1", net="bridge", timeout=400)
+    with open(os.path.join(g.share, "wg-keys"), "w") as f:
+        f.write("%s\n%s\n" % (guest_priv, host_pub))
+    peer, body, took, nap = None, None, 0.0, None
+    try:
+        rtc = g.wait_line(r"^RTC-IRQ (\d+)", 120)
+        if g.wait_line("^WG-READY", 60):
+            peer = host_wg_peer(g.netns, host_priv, guest_pub)
+        if peer and g.wait_line(r"^NAPPING 1", 60):
+            time.sleep(3)
+            with netns.inside(g.netns):
+                body, took = pslib.http_get(80, host="10.78.0.2", timeout=30)
+        nap = g.wait_line(r"^NAP 1 (\S+) wake_irq=(\S+).* source=(\S*)", 60)
+    finally:
+        if peer:
+            peer.terminate()
+            try:
+                peer.wait(10)
+            except subprocess.TimeoutExpired:
+                peer.kill()
+        g.finish()
+        console = g.console()
+        g.cleanup()
+    if not rtc or not peer:
+        return "failed", "the tunnel was not set up", console
+    if not nap:
+        return "failed", "no nap reported", console
+    if body is None or b"pseudosleep guest" not in body:
+        return "failed", "the request through the tunnel was lost; nap %s" \
+            % nap.group(0), console
+    if nap.group(1) != "ok" or nap.group(3) != "wireguard":
+        return "failed", "nap %s: not ended by the handshake" % \
+            nap.group(0), console
+    return "passed", "the handshake ended the nap (source %s, not RTC IRQ " \
+        "%s); the request through the tunnel answered in %.0f ms" % (
+            nap.group(3), rtc.group(1), took * 1e3), console
+
+
 def t_arp_entry_through_long_nap():
     """Through a 30 s nap armed on the RTC only, with the halted CPUs'
     timers deferred (the default), the host's ARP entry for the guest
@@ -799,66 +897,136 @@ def t_quiet_naps():
         console
 
 
-def t_wake_on_task():
-    """pseudosleep.wake_on=task with the NIC's receive IRQs armed and the
-    wakeup_count handshake done: the host re-resolves the guest's ARP
-    entry, pings it and sends 3 s of LAN noise while it naps, and the nap
-    goes on; then an HTTP request ends it and is answered."""
+WORK_ROUNDS = 50          # requests of each kind: new TCP, kept-alive, UDP
+WORK_NOISE_RATE = 100     # frames/s of LAN noise throughout
+NAP_SOURCE = re.compile(r"napd: nap \d+ slept ([\d.]+) ms .*wake_irq=(\S+)"
+                        r"(?:.* wake_source=(\S+))?")
+
+
+def memcached_udp_get(key, timeout=5.0):
+    """One memcached get over UDP from the current namespace to the
+    guest: the answer's text, or None."""
+    import socket
+    req = b"\x00\x01\x00\x00\x00\x01\x00\x00get %s\r\n" % key
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(timeout)
+    try:
+        s.sendto(req, (netns.GUEST_IP, 11211))
+        ans, _ = s.recvfrom(2048)
+        return ans[8:]
+    except OSError:
+        return None
+    finally:
+        s.close()
+
+
+def wake_sources(out, since):
+    """What ended each nap napd logged after line index SINCE of its
+    output: a Counter of wake sources, "alarm" for napd's own alarm."""
+    import collections
+    c = collections.Counter()
+    for line in out[since:]:
+        m = NAP_SOURCE.search(line)
+        if m:
+            c["alarm" if m.group(2) == "alarm" else m.group(3) or "-"] += 1
+    return c
+
+
+def t_wake_on_work():
+    """napd --wake-on task arms no IRQ and watches the servers with
+    EPOLLWAKEUP.  Under 100 frames/s of LAN noise (ARP, ping, broadcast,
+    SYNs to closed ports), first with no request: every nap ends by napd's
+    own alarm, none by the noise.  Then 50 requests of each kind, a new
+    HTTP connection, an echo on a connection kept alive from before the
+    naps and a memcached get over UDP: each is answered, none lost, and
+    the naps they meet end by a watched server's wakeup source."""
+    import random
+    import socket
     skip = bridge_or_skip()
     if skip:
         return skip
-    p = "/sys/module/pseudosleep/parameters/wake_on"
-    # With the wakeup_count handshake, as napd naps: the first armed IRQ
-    # after the read must not end the nap as a wakeup event.
-    g = pslib.Guest("/usr/share/pseudosleep/nap-setup.sh nic && "
-                    "echo task > %s && echo WAKE-ON $(cat %s) && "
-                    "echo 1 > /sys/power/pseudosleep/arm && "
-                    "cat /sys/power/wakeup_count > /tmp/wc && "
-                    "cat /tmp/wc > /sys/power/wakeup_count && "
-                    "/usr/share/pseudosleep/nap-once.sh 1 && "
-                    "echo SLEPT $(cat /sys/power/pseudosleep/"
-                    "armed_irqs_slept)" % (p, p), net="bridge")
-    neigh, res, early, body = "", None, None, None
+    g = pslib.Guest("NAPD_LIVE=1 NAPD_ECHO_PORT=8080 NAPD_MEMCACHED=11211 "
+                    "/usr/share/pseudosleep/napd-run.sh --wake-on task "
+                    "--port 8080 --udp-port 11211 --max-nap 2s "
+                    "--log --stats", net="bridge", timeout=1200)
+    lost, answered, quiet, busy = {}, {}, None, None
+    done = restored = conn = bg = None
     try:
-        irqs = g.wait_line(r"^NIC-IRQS (\S+)", 120)
-        mode = g.wait_line(r"^WAKE-ON (\S+)", 30)
-        napping = g.wait_line(r"^NAPPING 1", 30)
-        if napping:
-            time.sleep(1.0)
-            ping, neigh = reresolve_guest(g.netns)
-            res = noise(g.netns, 20, 3)
-            early = g.wait_line(r"^NAP 1", 1.0)
+        if not g.wait_line("^NAPD-STARTED", 180):
+            raise RuntimeError("napd did not start")
+        time.sleep(2)
+        with netns.inside(g.netns):
+            conn = socket.create_connection((netns.GUEST_IP, 8080),
+                                            timeout=15)
+        if echo_roundtrip(conn, b"hello\n") != b"hello\n":
+            raise RuntimeError("no echo on the kept-alive connection")
+        # The echo may come back before napd has logged the nap it ended.
+        time.sleep(2)
+        # Noise alone: only napd's alarm (--max-nap) may end a nap.
+        mark = len(g.output)
+        res = noise(g.netns, WORK_NOISE_RATE, 10)
+        quiet = wake_sources(list(g.output), mark)
+        miss = answered_all(res)
+        # Noise on, requests of each kind in turn.
+        bg = subprocess.Popen([NOISE, "--netns", g.netns, "--rate",
+                               str(WORK_NOISE_RATE), "--duration", "3600"],
+                              stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+        mark = len(g.output)
+        rnd = random.Random(31)
+        for i in range(3 * WORK_ROUNDS):
+            time.sleep(rnd.uniform(0.4, 0.9))
+            kind = ("tcp", "keepalive", "udp")[i % 3]
             with netns.inside(g.netns):
-                body, took = pslib.http_get(80, host=netns.GUEST_IP,
-                                            timeout=30)
-        nap = early or g.wait_line(r"^NAP 1 (\S+) wake_irq=(\S+)", 60)
-        slept = g.wait_line(r"^SLEPT (\d+)", 30)
+                if kind == "tcp":
+                    body, _ = pslib.http_get(80, host=netns.GUEST_IP,
+                                             timeout=15)
+                    ok = body is not None and b"pseudosleep guest" in body
+                elif kind == "keepalive":
+                    msg = b"request %d\n" % i
+                    ok = echo_roundtrip(conn, msg) == msg
+                else:
+                    ok = memcached_udp_get(b"k%d" % i) == b"END\r\n"
+            d = answered if ok else lost
+            d[kind] = d.get(kind, 0) + 1
+        busy = wake_sources(list(g.output), mark)
+        bg.terminate()
+        bg.wait(30)
+        g.signal("stop")
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not done:
+            echo_roundtrip(conn, b"stop\n")
+            done = g.wait_line(r"^NAPD-EXIT (\d+)", 0.3)
+        restored = g.wait_line(r"^RESTORED (\w+)", 30)
     finally:
-        rc = g.finish()
+        if bg and bg.poll() is None:
+            bg.kill()
+        if conn:
+            conn.close()
+        g.finish()
         console = g.console()
         g.cleanup()
-    if not (irqs and mode and napping):
-        return "failed", "guest setup incomplete (exit %d)" % rc, console
-    if mode.group(1) != "task":
-        return "failed", "wake_on reads %r" % mode.group(1), console
-    if early:
-        return "failed", "noise ended the nap: %s" % early.group(0), console
-    if ping:
-        return "failed", "ping during the nap failed (%s)" % neigh, console
-    miss = answered_all(res)
-    if miss:
-        return "failed", "unanswered during the nap: " + miss, console
-    if body is None or b"pseudosleep guest" not in body:
-        return "failed", "the request was lost", console
-    if not nap or nap.group(1) != "ok" or \
-            nap.group(2) not in irqs.group(1).split(","):
-        return "failed", "nap %s" % (nap.group(0) if nap else "missing"), \
+    if quiet is None or busy is None:
+        return "failed", "the run did not get through (lost %s)" % lost, \
             console
-    return "passed", "%d frames of noise and %s armed IRQs slept through, " \
-        "ARP re-resolved, %d pings answered; the request woke it (IRQ %s) " \
-        "in %.0f ms" % (res["frames"], slept.group(1) if slept else "?",
-                        res["ping_answered"], nap.group(2), took * 1e3), \
-        console
+    work = sum(n for k, n in busy.items() if k not in ("alarm", "-"))
+    detail = "noise alone: naps ended by %s; with requests: %s answered, " \
+        "%s lost, naps ended by %s" % (
+            dict(quiet), answered, lost or 0, dict(busy))
+    if miss:
+        return "failed", detail + "; unanswered noise: " + miss, console
+    if lost or any(answered.get(k, 0) != WORK_ROUNDS
+                   for k in ("tcp", "keepalive", "udp")):
+        return "failed", detail, console
+    if not quiet or set(quiet) != {"alarm"}:
+        return "failed", detail + "; noise ended a nap", console
+    if work < WORK_ROUNDS:
+        return "failed", detail + "; fewer than %d naps ended by work" % \
+            WORK_ROUNDS, console
+    if not done or done.group(1) != "0" or not restored or \
+            restored.group(1) != "yes":
+        return "failed", detail + "; napd exit or restore failed", console
+    return "passed", detail, console
 
 
 def link_flap_during_nap(nic):
@@ -1040,8 +1208,10 @@ HOST_TESTS = [
      "hrtimers run on time", t_jiffies_fresh_in_nap),
     ("pseudo: a WireGuard tunnel keeps its session keys through naps",
      t_wireguard_keys_through_nap),
-    ("pseudo: wake_on=task sleeps through ARP, ping and noise; a request "
-     "wakes it", t_wake_on_task),
+    ("pseudo: a WireGuard peer's handshake during a nap ends it; a request "
+     "through the tunnel is answered", t_wireguard_handshake_ends_nap),
+    ("napd --wake-on task: 100 frames/s of noise end no nap; new TCP, "
+     "kept-alive and UDP requests end naps, none lost", t_wake_on_work),
     ("pseudo: mem_sleep_default=pseudo selects it at boot",
      t_mem_sleep_default),
     ("pseudo: HTTP request through the NIC wakes an armed nap",
@@ -1168,9 +1338,11 @@ def t_napd_rearm_after_rebind():
     """napd runs; the NIC's driver is unbound and bound (it frees its IRQs
     and requests new ones, as ethtool -L or a link flap with e1000e does):
     napd sees the dropped arm, writes the NIC's IRQs again, and the
-    requests after it end naps and are answered."""
+    requests after it end naps and are answered.  The NIC's IRQs are armed
+    with --wake-on irq only: wake on work arms none."""
     port = pslib.free_port()
-    g = pslib.Guest("/usr/share/pseudosleep/napd-run.sh --idle-ms 50 --log",
+    g = pslib.Guest("/usr/share/pseudosleep/napd-run.sh --wake-on irq "
+                    "--idle-ms 50 --log",
                     fwd=["%d:80" % port], timeout=600)
     before, after = [], []
     try:

@@ -54,7 +54,6 @@ done
 # Every setting napd may change, to compare after each phase.
 snap() {
 	cat /sys/power/mem_sleep /sys/power/wake_irq \
-		/sys/module/pseudosleep/parameters/wake_on \
 		/sys/bus/pci/devices/*/power/nosleep 2>/dev/null | md5sum
 }
 

@@ -9,7 +9,9 @@
  * into a plain file).  The last line is "N passed, N failed"; the exit
  * status is non-zero if anything failed.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <stddef.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -24,6 +26,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/epoll.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <linux/inet_diag.h>
@@ -49,6 +52,8 @@
 #include "stats.h"
 #include "sysfs.h"
 #include "timers.h"
+#include "watch.h"
+#include "wcount.h"
 
 static bool t_failed;
 static const char *t_skip;
@@ -1027,9 +1032,6 @@ static void test_setup_crash_recovery(void)
 	char err[512], file[PATH_MAX];
 
 	build_tree(t, true);
-	/* wake_on=task needs the counters of /proc/net/snmp */
-	put("irq\n", "%s/sys/module/pseudosleep/parameters/wake_on", t);
-	put("\n", "%s/proc/net/snmp", t);
 	put("3\n", "%s/sys/power/wake_irq", t);
 	path_fmt(file, sizeof(file), "%s/state/settings", t);
 	fake_opts(&o, t, "eth0", "pseudo", "ttyS0", false);
@@ -1044,14 +1046,12 @@ static void test_setup_crash_recovery(void)
 	fake_opts(&o, t, "eth0", "pseudo", "ttyS0", false);
 	if (napd_setup(&o, &s2, err, sizeof(err)))
 		printf("# %s\n", err);
-	CHECK(s2.recovered == 5);
-	CHECK(s2.settings.nr == 5 && s2.settings.nr_pending == 0);
+	CHECK(s2.recovered == 4);
+	CHECK(s2.settings.nr == 4 && s2.settings.nr_pending == 0);
 	CHECK_STR(get("%s/sys/power/wake_irq", t), "25");
 	CHECK(!napd_restore(&s2));
 	CHECK_STR(get("%s/sys/power/mem_sleep", t), "s2idle");
 	CHECK_STR(get("%s/sys/power/wake_irq", t), "3");
-	CHECK_STR(get("%s/sys/module/pseudosleep/parameters/wake_on", t),
-		  "irq");
 	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "0");
 	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "0");
 	CHECK(!path_exists(file));
@@ -1063,7 +1063,7 @@ static void test_setup_crash_recovery(void)
 	put("s2idle deep [pseudo]\n", "%s/sys/power/mem_sleep", t);
 	fake_opts(&o, t, "eth0", "pseudo", NULL, false);
 	CHECK(!napd_setup(&o, &s2, err, sizeof(err)));
-	CHECK(s2.recovered == 5 && s2.settings.nr == 4);
+	CHECK(s2.recovered == 4 && s2.settings.nr == 3);
 	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "0");
 	{
 		char *text = read_whole(file);
@@ -2167,7 +2167,7 @@ static void test_diskstats(void)
 static void test_processes(void)
 {
 	const char *t = new_tree("procs");
-	const char *names[] = { "rsync", "my job)" };
+	static const char *const names[] = { "rsync", "my job)" };
 	char proc[PATH_MAX], found[64], comm[32];
 
 	CHECK(parse_pid_stat("42 (a b) c) R 1 2", comm, sizeof(comm)) == 'R');
@@ -2340,7 +2340,7 @@ static void test_status_json(void)
 		  "\"last_blocked\":null,\"blocked\":{\"connections\":0,"
 		  "\"packets\":0,\"udp\":0,\"process\":0,\"cpu\":0,"
 		  "\"runnable\":0,\"disk\":0,\"handshake\":0,"
-		  "\"inhibitor\":0,\"paused\":0,\"backoff\":0},"
+		  "\"inhibitor\":0,\"paused\":0,\"backoff\":0,\"wake_source\":0},"
 		  "\"wake_irqs\":{}}\n");
 	st.naps = 3;
 	st.nap_ns = 1500;
@@ -2583,6 +2583,14 @@ static void test_napd_exit_codes(void)
 	CHECK(run_napd(help, out, 0) == 0);
 }
 
+/* The --sysfs-root, --proc-root and output file of a run in tree @t. */
+static void tree_paths(const char *t, char *sys, char *proc, char *out)
+{
+	path_fmt(sys, PATH_MAX, "%s/sys", t);
+	path_fmt(proc, PATH_MAX, "%s/proc", t);
+	path_fmt(out, PATH_MAX, "%s/out", t);
+}
+
 static void test_napd_naps(void)
 {
 	const char *t = new_tree("run");
@@ -2591,9 +2599,7 @@ static void test_napd_naps(void)
 			 NULL };
 
 	build_tree(t, true);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 
 	CHECK(run_napd(argv, out, 0) == 0);
 	CHECK(out_has(out, "{\"naps\":2,\"aborted\":0,\"handshake_refused\":0,"
@@ -2624,9 +2630,7 @@ static void test_napd_sigterm_busy(void)
 
 	build_tree(t, true);
 	put(tcp_busy, "%s/proc/net/tcp", t);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 
 	/* an ESTABLISHED connection on :80 keeps it awake until SIGTERM */
 	CHECK(run_napd(argv, out, 300) == 0);
@@ -2662,9 +2666,7 @@ static void test_napd_rx_traffic(void)
 	char *argv[] = { NAPD_ARGS(sys, proc), "--idle-ms", "200", NULL };
 
 	build_tree(t, true);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 	path_fmt(rx, sizeof(rx), "%s/sys/class/net/eth0/statistics/rx_packets",
 		 t);
 
@@ -2683,9 +2685,7 @@ static void test_napd_dry_run(void)
 			 "1", NULL };
 
 	build_tree(t, true);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 
 	CHECK(run_napd(argv, out, 0) == 0);
 	CHECK(out_has(out, "would nap"));
@@ -2702,9 +2702,7 @@ static void test_napd_errors(void)
 	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX];
 	char *argv[] = { NAPD_ARGS(sys, proc), "--max-naps", "1", NULL };
 
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 
 	/* no pseudo-sleep: exit 1 with a clear message, nothing touched */
 	build_tree(t, false);
@@ -2802,7 +2800,7 @@ static const char snmp_text[] =
 	"UdpLite: 0 0\n";
 
 /*
- * wake_on=task: only what reaches sockets counts (not NoPorts, not ICMP,
+ * Wake on task: only what reaches sockets counts (not NoPorts, not ICMP,
  * not a SYN to a closed port, which the kernel answers with a reset).
  */
 static void test_snmp_in(void)
@@ -2829,53 +2827,483 @@ static void test_snmp_in(void)
 	CHECK(procnet_snmp6_in("Udp6InDatagrams x\n", &in) == -1);
 }
 
-/* --wake-on: auto picks task where the kernel has it; restored on exit. */
+/* CapEff for a fake --proc-root: CAP_SYS_PTRACE 19, CAP_BLOCK_SUSPEND 36. */
+static void put_caps(const char *t, unsigned long long caps)
+{
+	char text[128];
+
+	snprintf(text, sizeof(text), "Name:\tnapd\nCapEff:\t%016llx\n", caps);
+	put(text, "%s/proc/self/status", t);
+}
+
+#define CAPS_TASK	((1ULL << 19) | (1ULL << 36))
+
+/*
+ * --wake-on: auto picks task where the kernel ends naps on work and napd
+ * has the capabilities for its watches; task is then refused with why.
+ * Task mode arms no IRQ and never touches a module parameter.
+ */
 static void test_setup_wake_on(void)
 {
 	const char *t = new_tree("wakeon");
-	const char *param = "%s/sys/module/pseudosleep/parameters/wake_on";
 	const char *mem_sleep_list = "[s2idle] deep pseudo\n";
-	struct napd_setup s;
+	static struct napd_setup s;
 	struct napd_opts o;
 	char err[512];
 
 	build_tree(t, true);
 	put(snmp_text, "%s/proc/net/snmp", t);
-	/* an older kernel: auto keeps the IRQ rule and the packet counter */
+	put("3\n", "%s/sys/power/wake_irq", t);
+	put_caps(t, CAPS_TASK);
+	/* a kernel without wake on work: auto arms IRQs, task is refused */
 	fake_opts(&o, t, "eth0", "pseudo", NULL, false);
-	CHECK(!napd_setup(&o, &s, err, sizeof(err)) && !s.rx_snmp);
+	CHECK(!napd_setup(&o, &s, err, sizeof(err)) && !s.rx_snmp &&
+	      !s.wake_task);
+	CHECK(strstr(s.wake_why, "cannot end a nap on work"));
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "25");
 	CHECK(!napd_restore(&s));
 	put(mem_sleep_list, "%s/sys/power/mem_sleep", t);
 	o.wake_on = NAPD_WAKE_TASK;
 	CHECK(napd_setup(&o, &s, err, sizeof(err)) &&
-	      strstr(err, "no pseudosleep.wake_on"));
+	      strstr(err, "--wake-on task: this kernel cannot end a nap on work") &&
+	      strstr(err, "last_wake_source"));
 	CHECK(!napd_restore(&s));
 
-	put("irq\n", param, t);
+	/* wake on work: auto is task, no IRQ armed, the snmp counters */
+	put("\n", "%s/sys/power/pseudosleep/last_wake_source", t);
 	put(mem_sleep_list, "%s/sys/power/mem_sleep", t);
 	fake_opts(&o, t, "eth0", "pseudo", NULL, false);
 	if (napd_setup(&o, &s, err, sizeof(err)))
 		printf("# %s\n", err);
-	CHECK(s.rx_snmp);
+	CHECK(s.wake_task && s.rx_snmp && !s.wake_why[0]);
 	CHECK(strstr(s.rx_packets[0], "/proc/net/snmp") != NULL);
-	CHECK(s.nr_rx == 1);
-	CHECK_STR(get(param, t), "task");
+	CHECK(s.nr_rx == 1 && s.nr_irqs_armed == 0);
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "3");
+	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "1");
+	CHECK(!path_exists(get("%s/sys/module/pseudosleep", t)));
 	CHECK(!napd_restore(&s));
-	CHECK_STR(get(param, t), "irq");
+
+	/* no CAP_BLOCK_SUSPEND: EPOLLWAKEUP would be dropped */
+	put_caps(t, 1ULL << 19);
+	put(mem_sleep_list, "%s/sys/power/mem_sleep", t);
+	CHECK(!napd_setup(&o, &s, err, sizeof(err)) && !s.wake_task);
+	CHECK(strstr(s.wake_why, "CAP_BLOCK_SUSPEND"));
+	CHECK(!napd_restore(&s));
+	put(mem_sleep_list, "%s/sys/power/mem_sleep", t);
+	o.wake_on = NAPD_WAKE_TASK;
+	CHECK(napd_setup(&o, &s, err, sizeof(err)) &&
+	      strstr(err, "CAP_BLOCK_SUSPEND") && strstr(err, "EPOLLWAKEUP"));
+	CHECK(!napd_restore(&s));
+
+	/* no CAP_SYS_PTRACE and no server of napd's uid found */
+	put_caps(t, 1ULL << 36);
+	put(mem_sleep_list, "%s/sys/power/mem_sleep", t);
+	CHECK(napd_setup(&o, &s, err, sizeof(err)) &&
+	      strstr(err, "CAP_SYS_PTRACE"));
+	CHECK(!napd_restore(&s));
+	put_caps(t, CAPS_TASK);
 
 	put(mem_sleep_list, "%s/sys/power/mem_sleep", t);
 	o.wake_on = NAPD_WAKE_IRQ;
-	CHECK(!napd_setup(&o, &s, err, sizeof(err)) && !s.rx_snmp);
-	CHECK_STR(get(param, t), "irq");
+	CHECK(!napd_setup(&o, &s, err, sizeof(err)) && !s.rx_snmp &&
+	      !s.wake_task);
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "25");
 	CHECK(!napd_restore(&s));
 
 	/* s2idle has no wake rule to choose */
-	put("task\n", param, t);
 	put(mem_sleep_list, "%s/sys/power/mem_sleep", t);
 	fake_opts(&o, t, "eth0", "s2idle", NULL, false);
-	CHECK(!napd_setup(&o, &s, err, sizeof(err)) && !s.rx_snmp);
-	CHECK_STR(get(param, t), "task");
+	CHECK(!napd_setup(&o, &s, err, sizeof(err)) && !s.rx_snmp &&
+	      !s.wake_task);
 	CHECK(!napd_restore(&s));
+}
+
+/*
+ * --wake-on task: no IRQ armed, naps as usual (no server behind the fake
+ * /proc: nothing watched); a wakeup_count read that blocks (a FIFO, as
+ * with a wakeup source active) holds naps back by wake_source, and napd
+ * goes on.
+ */
+static void test_napd_wake_task(void)
+{
+	const char *t = new_tree("task");
+	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], path[PATH_MAX];
+	char *argv[] = { NAPD_ARGS(sys, proc), "--log", "--max-naps", "2",
+			 "--wake-on", "task", NULL };
+
+	build_tree(t, true);
+	put("\n", "%s/sys/power/pseudosleep/last_wake_source", t);
+	put_caps(t, CAPS_TASK);
+	put(snmp_text, "%s/proc/net/snmp", t);
+	put("3\n", "%s/sys/power/wake_irq", t);
+	tree_paths(t, sys, proc, out);
+
+	put("eth0-rx\n", "%s/sys/power/pseudosleep/last_wake_source", t);
+	CHECK(run_napd(argv, out, 0) == 0);
+	CHECK(out_has(out, "naps end on the servers' work"));
+	CHECK(out_has(out, "{\"naps\":2,"));
+	CHECK(out_has(out, "aborted=0 wake_source=eth0-rx"));
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "3");
+	CHECK(out_has(out, "wake irqs none (wake on task)"));
+
+	path_fmt(path, sizeof(path), "%s/sys/power/wakeup_count", t);
+	unlink(path);
+	CHECK(!mkfifo(path, 0600));
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	CHECK(run_napd(argv, out, 400) == 0);
+	CHECK(out_has(out, "nap held back by wake_source: a wakeup source active for 50 ms"));
+	CHECK(out_has(out, "{\"naps\":0,"));
+	CHECK(!out_has_quiet(out, "\"wake_source\":0"));
+
+	/* without a kernel that ends naps on work: refused, nothing changed */
+	unlink(path);
+	put("7\n", "%s", path);
+	path_fmt(path, sizeof(path), "%s/sys/power/pseudosleep/last_wake_source", t);
+	unlink(path);
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	CHECK(run_napd(argv, out, 0) == 1);
+	CHECK(out_has(out, "--wake-on task: this kernel cannot end a nap on work"));
+	CHECK_STR(get("%s/sys/power/mem_sleep", t), "[s2idle] deep pseudo");
+}
+
+static void test_sock_lines(void)
+{
+	const char *text =
+		"  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+		"   0: 00000000:0050 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1065 1 0000000060d5f76a 100 0 0 10 0\n"
+		"   1: 0100007F:0050 0100007F:D431 01 00000000:00000000 02:000A7A5B 0 33 0 0 2\n";
+	const char *pos = text;
+	struct procnet_sock sk;
+
+	CHECK(procnet_sock_next(&pos, &sk) == 1 && sk.lport == 80 &&
+	      sk.state == NAPD_TCP_LISTEN && sk.inode == 1065);
+	CHECK(procnet_sock_next(&pos, &sk) == 1 && sk.lport == 80 &&
+	      sk.state == NAPD_TCP_ESTABLISHED && sk.inode == 0);
+	CHECK(procnet_sock_next(&pos, &sk) == 0);
+	pos = "   0: 00000000:0050 00000000:0000 0A\n";
+	CHECK(procnet_sock_next(&pos, &sk) == -1);
+}
+
+/*
+ * A server for the watch tests, in a child: a listening TCP socket and a
+ * bound UDP socket on 127.0.0.1, an epoll of its own holding the
+ * listener and @pair (the parent holds the other end).  It reports its
+ * ports on @ack and then obeys one byte at a time on @cmd: 'a' accepts a
+ * connection and hands it to a forked handler (fork per connection)
+ * that holds it until killed, 'c' closes the listener, 'q' (or EOF)
+ * quits.  Each command is acked.
+ */
+static void watch_server(int cmd, int ack, int pair)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct epoll_event ev = { .events = EPOLLIN };
+	socklen_t len = sizeof(a);
+	unsigned short ports[2];
+	int lfd, ufd, ep, cfd, one = 1;
+	char c;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	ufd = socket(AF_INET, SOCK_DGRAM, 0);
+	ep = epoll_create1(0);
+	/* as servers do: a restart may bind while connections linger */
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (lfd < 0 || ufd < 0 || ep < 0 ||
+	    bind(lfd, (struct sockaddr *)&a, sizeof(a)) || listen(lfd, 8) ||
+	    getsockname(lfd, (struct sockaddr *)&a, &len))
+		_exit(1);
+	ports[0] = ntohs(a.sin_port);
+	a.sin_port = 0;
+	if (bind(ufd, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(ufd, (struct sockaddr *)&a, &len))
+		_exit(1);
+	ports[1] = ntohs(a.sin_port);
+	ev.data.fd = lfd;
+	epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev);
+	ev.data.fd = pair;
+	epoll_ctl(ep, EPOLL_CTL_ADD, pair, &ev);
+	if (write(ack, ports, sizeof(ports)) != sizeof(ports))
+		_exit(1);
+	while (read(cmd, &c, 1) == 1 && c != 'q') {
+		if (c == 'a') {
+			cfd = accept(lfd, NULL, NULL);
+			if (cfd >= 0 && !fork()) {
+				/* the handler: holds the connection until killed */
+				close(lfd);
+				close(ufd);
+				close(ep);
+				close(cmd);
+				close(ack);
+				for (;;)
+					pause();
+			}
+			close(cfd);
+		} else if (c == 'c') {
+			close(lfd);
+		}
+		if (write(ack, &c, 1) != 1)
+			_exit(1);
+	}
+	_exit(0);
+}
+
+/* The server whose fd of @kind this attempt watches (@pid if not 0). */
+static pid_t watched(const struct watch *w, enum watch_kind kind, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < w->nr_fds; i++)
+		if (w->fds[i].kind == kind && (!pid || w->fds[i].pid == pid))
+			return w->fds[i].pid;
+	return 0;
+}
+
+/* Can a new listener bind @port (SO_REUSEADDR: only a listener conflicts)? */
+static bool port_free(unsigned short port)
+{
+	struct sockaddr_in a = {
+		.sin_family = AF_INET,
+		.sin_port = htons(port),
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+	bool ok;
+
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	ok = !bind(fd, (struct sockaddr *)&a, sizeof(a)) && !listen(fd, 1);
+	close(fd);
+	return ok;
+}
+
+/* Count napd's own open fds, to see that the copies are closed. */
+static int own_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	while (d && (de = readdir(d)))
+		n += de->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/*
+ * After work for the server, napd's set has an event, described as
+ * @what.  Loopback delivers before the send returns; the wait is margin.
+ */
+static bool work_seen(struct watch *w, const char *what)
+{
+	char why[256] = "";
+
+	usleep(20000);
+	return watch_drain(w, why, sizeof(why)) > 0 && strstr(why, what);
+}
+
+/* napd's own fds a watch holds between attempts. */
+static int watch_fds(const struct watch *w)
+{
+	return 2 + (w->diag.fd >= 0) + w->nr_pids;	/* + the epoll sets */
+}
+
+static bool cmd_ack(int cmd, int ack, char c)
+{
+	char got;
+
+	return write(cmd, &c, 1) == 1 && read(ack, &got, 1) == 1 && got == c;
+}
+
+/*
+ * wake on task: a real server found from its port; a new connection, a
+ * request on a kept-alive connection (held by a handler forked after the
+ * first scan), a datagram and work in its own epoll each make napd's
+ * watch set ready; after each attempt the copies are closed, so a port
+ * the server closes is free again.
+ */
+static void test_watch_server(void)
+{
+	static struct watch w;
+	struct sockaddr_in a = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+	};
+	unsigned short ports[2], tcp[1], udp[1];
+	struct watch_ports wp = { tcp, 1, udp, 1 };
+	int cmd[2], ack[2], pair[2], cli, ufd, fds0, status;
+	pid_t handler = 0;
+	char why[256] = "", buf[8];
+	struct pollfd pfd;
+	pid_t pid;
+
+	if (pipe(cmd) || pipe(ack) ||
+	    socketpair(AF_UNIX, SOCK_STREAM, 0, pair)) {
+		CHECK(!"pipes");
+		return;
+	}
+	pid = fork();
+	if (!pid) {
+		close(cmd[1]);
+		close(ack[0]);
+		close(pair[0]);
+		watch_server(cmd[0], ack[1], pair[1]);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	close(pair[1]);
+	if (read(ack[0], ports, sizeof(ports)) != sizeof(ports)) {
+		CHECK(!"server started");
+		goto out;
+	}
+	tcp[0] = ports[0];
+	udp[0] = ports[1];
+	fds0 = own_fds();
+	CHECK(!watch_init(&w, "/proc"));
+
+	/* idle: listener, UDP socket and epoll watched, nothing ready */
+	CHECK(watch_add(&w, &wp) == 3);
+	CHECK(w.err == 0 && w.scans == 1);
+	CHECK(watched(&w, WATCH_LISTEN, pid) && watched(&w, WATCH_UDP, pid) &&
+	      watched(&w, WATCH_EPOLL, pid));
+	CHECK(watch_drain(&w, why, sizeof(why)) == 0);
+	watch_drop(&w);
+	/* the same from /proc/net, without sock_diag */
+	if (w.diag.fd >= 0) {
+		static struct watch wp2;
+
+		CHECK(!watch_init(&wp2, "/proc"));
+		diag_close(&wp2.diag);
+		CHECK(watch_add(&wp2, &wp) == 3 && wp2.err == 0);
+		CHECK(watched(&wp2, WATCH_LISTEN, pid) &&
+		      watched(&wp2, WATCH_UDP, pid) &&
+		      watched(&wp2, WATCH_EPOLL, pid));
+		watch_close(&wp2);
+	} else {
+		printf("# no sock_diag here: /proc/net only\n");
+	}
+	CHECK(watch_add(&w, &wp) == 3);
+	/* a new connection, after the copies were added */
+	cli = socket(AF_INET, SOCK_STREAM, 0);
+	a.sin_port = htons(tcp[0]);
+	CHECK(!connect(cli, (struct sockaddr *)&a, sizeof(a)));
+	CHECK(work_seen(&w, "listening socket on port"));
+	watch_drop(&w);
+	/* the epoll sets, sock_diag, cli and the servers' pidfds stay */
+	CHECK(w.nr_fds == 0 && own_fds() == fds0 + 1 + watch_fds(&w));
+
+	/* not accepted yet: the next attempt sees it at once, no rescan */
+	CHECK(watch_add(&w, &wp) == 3 && w.scans == 1);
+	CHECK(watch_drain(&w, why, sizeof(why)) > 0);
+	watch_drop(&w);
+
+	/* accepted by a handler forked now: found by a second scan */
+	CHECK(cmd_ack(cmd[1], ack[0], 'a'));
+	CHECK(watch_add(&w, &wp) == 4 && w.scans == 2);
+	handler = watched(&w, WATCH_CONN, 0);
+	CHECK(handler && handler != pid);
+	CHECK(watch_drain(&w, why, sizeof(why)) == 0);
+	/* a request on the idle kept-alive connection */
+	CHECK(write(cli, "GET", 3) == 3);
+	CHECK(work_seen(&w, "connection on port"));
+	watch_drop(&w);
+	CHECK(w.nr_pids == 2 && own_fds() == fds0 + 1 + watch_fds(&w));
+
+	/* work in the server's own epoll (an event-loop server) */
+	CHECK(watch_add(&w, &wp) >= 4 && w.scans == 2);
+	CHECK(watch_drain(&w, why, sizeof(why)) > 0);	/* GET unread */
+	CHECK(write(pair[0], "x", 1) == 1);
+	CHECK(work_seen(&w, "its epoll"));
+	watch_drop(&w);
+
+	/* a datagram */
+	CHECK(watch_add(&w, &wp) >= 4);
+	watch_drain(&w, why, sizeof(why));
+	ufd = socket(AF_INET, SOCK_DGRAM, 0);
+	a.sin_port = htons(udp[0]);
+	CHECK(sendto(ufd, "q", 1, 0, (struct sockaddr *)&a, sizeof(a)) == 1);
+	close(ufd);
+	CHECK(work_seen(&w, "UDP socket on port"));
+
+	/*
+	 * The server closes its listener and the handler exits: while the
+	 * copies are held the port stays bound and the connection open;
+	 * once the attempt is over the port is free and the connection
+	 * closed (its unread GET makes that a reset rather than a FIN).
+	 */
+	CHECK(cmd_ack(cmd[1], ack[0], 'c'));
+	CHECK(handler > 0 && !kill(handler, SIGKILL));
+	pfd.fd = cli;
+	pfd.events = POLLIN;
+	CHECK(!port_free(tcp[0]));
+	CHECK(poll(&pfd, 1, 200) == 0);
+	watch_drop(&w);
+	CHECK(port_free(tcp[0]));
+	CHECK(poll(&pfd, 1, 2000) == 1);
+	CHECK(read(cli, buf, sizeof(buf)) == 0 || errno == ECONNRESET);
+	close(cli);
+
+	/* the server exits: its pidfd says so, and the list is walked again */
+	close(cmd[1]);
+	cmd[1] = -1;
+	waitpid(pid, &status, 0);
+	pid = 0;
+	CHECK(watch_add(&w, &wp) == 0 && w.stale);
+	CHECK(watch_add(&w, &wp) == 0 && !w.stale && w.nr_pids == 0);
+	watch_drop(&w);
+	watch_close(&w);
+	CHECK(own_fds() == fds0 - 1);	/* cmd[1] closed too */
+out:
+	if (cmd[1] >= 0)
+		close(cmd[1]);
+	close(pair[0]);
+	if (pid)
+		waitpid(pid, &status, 0);
+	close(ack[0]);
+}
+
+/*
+ * EPOLLWAKEUP kept on napd's items: where the kernel has wakeup sources
+ * (CONFIG_PM_SLEEP: /sys/power/wakeup_count) and napd CAP_BLOCK_SUSPEND.
+ */
+static void test_watch_wakeup_kept(void)
+{
+	unsigned long long caps = 0;
+	int want;
+
+	CHECK(!watch_cap_eff("/proc", &caps));
+	want = path_exists("/sys/power/wakeup_count") && (caps & (1ULL << 36));
+	printf("# EPOLLWAKEUP %s here\n", want ? "kept" : "dropped");
+	CHECK(watch_wakeup_kept() == want);
+}
+
+/*
+ * The bounded wakeup_count read: a FIFO with no writer blocks like a
+ * wakeup_count with a wakeup source active; the read gives up after the
+ * timeout with ETIMEDOUT.
+ */
+static void test_wcount_bounded(void)
+{
+	const char *t = new_tree("wcount");
+	char path[PATH_MAX], buf[32];
+	unsigned long long t0;
+	struct timespec ts;
+
+	path_fmt(path, sizeof(path), "%s/wakeup_count", t);
+	put("42\n", "%s", path);
+	CHECK(wcount_read(path, buf, sizeof(buf), 50) == 2);
+	CHECK_STR(buf, "42");
+	unlink(path);
+	CHECK(!mkfifo(path, 0600));
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t0 = ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+	CHECK(wcount_read(path, buf, sizeof(buf), 50) == -ETIMEDOUT);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t0 = ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000 - t0;
+	CHECK(t0 >= 50 && t0 < 1000);
+	/* again: the timer is one-shot and re-armed per read */
+	CHECK(wcount_read(path, buf, sizeof(buf), 20) == -ETIMEDOUT);
+	unlink(path);
+	CHECK(wcount_read(path, buf, sizeof(buf), 20) == -ENOENT);
 }
 
 static void new_conn(void *arg)
@@ -3123,7 +3551,7 @@ static void settings_snapshot(const char *t, char *buf, size_t size)
 {
 	static const char *const files[] = {
 		"sys/power/mem_sleep", "sys/power/wake_irq", NOSLEEP_ETH0,
-		NOSLEEP_TTY, "sys/module/pseudosleep/parameters/wake_on",
+		NOSLEEP_TTY,
 	};
 	size_t len = 0;
 	unsigned int i;
@@ -3153,9 +3581,7 @@ static void test_napd_check_config(void)
 	unsigned int i;
 
 	build_tree(t, true);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 	path_fmt(good, sizeof(good), "%s/good.conf", t);
 	path_fmt(bad, sizeof(bad), "%s/bad.conf", t);
 	path_fmt(none, sizeof(none), "%s/none.conf", t);
@@ -3255,12 +3681,8 @@ static void test_napd_kill9(void)
 	pid_t pid;
 
 	build_tree(t, true);
-	put("irq\n", "%s/sys/module/pseudosleep/parameters/wake_on", t);
-	put(snmp_text, "%s/proc/net/snmp", t);
 	put("3,4\n", "%s/sys/power/wake_irq", t);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 	path_fmt(file, sizeof(file), "%s/settings", state_dir);
 	/* as the kernel shows it after napd's write and after the restore */
 	settings_snapshot(t, before, sizeof(before));
@@ -3277,8 +3699,6 @@ static void test_napd_kill9(void)
 	waitpid(pid, &status, 0);
 	CHECK(WIFSIGNALED(status));
 	CHECK_STR(get("%s/sys/power/wake_irq", t), "25");
-	CHECK_STR(get("%s/sys/module/pseudosleep/parameters/wake_on", t),
-		  "task");
 	CHECK(path_exists(file));
 
 	/* start again (the kernel lists its modes), stop: as before */
@@ -3300,7 +3720,7 @@ static void test_napd_kill9(void)
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	CHECK(run_napd(restore, out, 0) == 0);
-	CHECK(out_has(out, "restored 5 settings from"));
+	CHECK(out_has(out, "restored 4 settings from"));
 	settings_snapshot(t, after, sizeof(after));
 	CHECK_STR(after, before);
 	CHECK(!path_exists(file));
@@ -3331,9 +3751,7 @@ static void test_napd_two_nics(void)
 			 "--wake-on", "irq", "--log", "--max-naps", "1", NULL };
 
 	build_bond_tree(t);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 	path_fmt(rx, sizeof(rx), "%s/sys/class/net/eth3/statistics/rx_packets",
 		 t);
 
@@ -3431,9 +3849,7 @@ static void test_napd_journal(void)
 	char *check[] = { (char *)napd_bin, "--check-config", bad, NULL };
 
 	build_tree(t, true);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 	path_fmt(bad, sizeof(bad), "%s/bad.conf", t);
 
 	journal_env(out);
@@ -3609,9 +4025,7 @@ static void test_napd_metrics(void)
 	int ret;
 
 	build_tree(t, true);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 	path_fmt(prom, sizeof(prom), "%s/textfile/napd.prom", t);
 	path_fmt(parsed, sizeof(parsed), "%s/parsed", t);
 	path_fmt(tmp, sizeof(tmp), "%s.tmp", prom);
@@ -4117,7 +4531,8 @@ static void build_check_tree(const char *t)
 {
 	build_tree(t, true);
 	put("", "%s/sys/power/pseudosleep/arm", t);
-	put("task\n", "%s/sys/module/pseudosleep/parameters/wake_on", t);
+	put("\n", "%s/sys/power/pseudosleep/last_wake_source", t);
+	put_caps(t, CAPS_TASK);
 	put("N\n", "%s/sys/module/pseudosleep/parameters/deep_idle", t);
 	put("intel_idle\n", "%s/sys/devices/system/cpu/cpuidle/current_driver", t);
 	put("POLL\n", "%s/sys/devices/system/cpu/cpu0/cpuidle/state0/name", t);
@@ -4143,9 +4558,7 @@ static void test_napd_check(void)
 			       NULL };
 
 	build_check_tree(t);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 	path_fmt(conf, sizeof(conf), "%s/napd.conf", t);
 	put("port = 80\nwake-dev = eth0\n", "%s", conf);
 
@@ -4154,6 +4567,7 @@ static void test_napd_check(void)
 	CHECK(out_has(out, "ok    kernel: "));
 	CHECK(out_has(out, "offers pseudo ('[s2idle] deep pseudo'; napd selects it)"));
 	CHECK(out_has(out, "pseudosleep/arm: the wakeup_count handshake's arm step"));
+	CHECK(out_has(out, "ok    kernel: wake on work supported"));
 	CHECK(out_has(out, "ok    nic eth0: pci0000:00/0000:00:02.0/virtio0, driver none,"));
 	CHECK(out_has(out, " vectors 24-26; napd would arm 25: receive vectors only"));
 	CHECK(out_has(out, "fail  nic eth0: no driver bound"));
@@ -4234,9 +4648,7 @@ static void test_napd_check_server(void)
 	put("", "%s/sys/power/pseudosleep/arm", t);
 	link_to("../../../bus/pci/drivers/virtio-pci",
 		"%s/" PCI0 "/0000:00:02.0/virtio0/driver", t);
-	path_fmt(sys, sizeof(sys), "%s/sys", t);
-	path_fmt(proc, sizeof(proc), "%s/proc", t);
-	path_fmt(out, sizeof(out), "%s/out", t);
+	tree_paths(t, sys, proc, out);
 	path_fmt(conf, sizeof(conf), "%s/napd.conf", t);
 	put("port = 80\nwake-dev = eth0\n", "%s", conf);
 	put("on\n", "%s/" PCI0 "/0000:00:04.0/power/control", t);
@@ -4315,12 +4727,17 @@ static const struct {
 	{ "proc_net_dev_rx", test_net_dev, false },
 	{ "proc_net_snmp_in", test_snmp_in, false },
 	{ "setup_wake_on", test_setup_wake_on, false },
+	{ "proc_net_sock_lines", test_sock_lines, false },
+	{ "watch_server_work_and_copies_closed", test_watch_server, false },
+	{ "watch_wakeup_kept", test_watch_wakeup_kept, false },
+	{ "wcount_read_bounded", test_wcount_bounded, false },
 	{ "notify_format", test_notify_format, false },
 	{ "notify_send_listener", test_notify_send, false },
 	{ "status_json_and_socket", test_status_json, false },
 	{ "napd_exit_codes", test_napd_exit_codes, true },
 	{ "napd_naps_and_restore", test_napd_naps, true },
 	{ "napd_sigterm_restore", test_napd_sigterm_busy, true },
+	{ "napd_wake_on_task", test_napd_wake_task, true },
 	{ "napd_rx_keeps_awake", test_napd_rx_traffic, true },
 	{ "napd_dry_run", test_napd_dry_run, true },
 	{ "napd_error_restore", test_napd_errors, true },

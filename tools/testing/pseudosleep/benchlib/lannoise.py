@@ -1,15 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
 """6. Naps on a noisy LAN (bridged network, vm-run --net bridge).
 
-napd naps the guest (pseudo, --idle-ms 50, the NIC's receive vectors
-armed) while the host sends an HTTP GET every 2 s and the noise generator
+napd naps the guest (pseudo, --idle-ms 50) while the host sends an HTTP GET every 2 s and the noise generator
 (tools/testing/pseudosleep/noise) sends ARP, broadcasts, multicast, IPv6
 NS, pings and SYNs/UDP to closed ports at 0, 10 and 100 frames per second.
 
-  irq   pseudosleep.wake_on=irq: any interrupt on an armed vector ends
-        the nap (napd --wake-on irq)
-  task  pseudosleep.wake_on=task: only work for a frozen user task does;
-        napd counts TCP segments and UDP datagrams (napd --wake-on task)
+  irq   napd --wake-on irq: the NIC's receive vectors are armed, and
+        any interrupt on one ends the nap
+  task  napd --wake-on task: no vector is armed; napd watches the servers'
+        sockets with EPOLLWAKEUP, and only their work ends the nap (a
+        wakeup source's activation)
 
 Per mode and rate: naps per minute, the fraction of the window asleep
 (total_nap_ns), naps beyond the requests sent (each request can end at most

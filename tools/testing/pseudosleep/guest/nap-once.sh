@@ -12,6 +12,7 @@ while [ $i -lt "$n" ] && [ ! -e /mnt/add/stop ]; do
 	echo "NAP $i $r wake_irq=$(cat /sys/power/pm_wakeup_irq 2>/dev/null || echo none)" \
 		"naps=$(cat $s/naps) aborted=$(cat $s/aborted_naps)" \
 		"latency_ns=$(cat $s/wake_latency_ns) nap_ns=$(cat $s/last_nap_ns)" \
-		"spurious=$(cat $s/spurious_wakeups)"
+		"spurious=$(cat $s/spurious_wakeups)" \
+		"source=$(cat $s/last_wake_source)"
 done
 echo "NAPS-DONE"

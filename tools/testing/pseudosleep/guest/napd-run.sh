@@ -6,9 +6,12 @@
 # RESTORED yes|no.  NAPD_NAPI_DEFER and NAPD_GRO_FLUSH_NS set eth0's
 # napi_defer_hard_irqs and gro_flush_timeout first.  NAPD_ECHO_PORT adds
 # an echo server on that port (a cat for each connection, which stays
-# open), for kept-alive connections.
+# open), for kept-alive connections.  NAPD_MEMCACHED adds memcached on
+# that TCP and UDP port.
 httpd -p 80 -h /www
 [ -n "$NAPD_ECHO_PORT" ] && nc -ll -p "$NAPD_ECHO_PORT" -e /bin/cat &
+[ -n "$NAPD_MEMCACHED" ] && memcached -d -u root -l 0.0.0.0 \
+	-p "$NAPD_MEMCACHED" -U "$NAPD_MEMCACHED"
 nic=/sys/class/net/eth0/device/power/nosleep
 snap() {
 	echo "mem_sleep=$(cat /sys/power/mem_sleep) wake_irq=$(cat /sys/power/wake_irq) nosleep=$(cat $nic)"
@@ -27,7 +30,12 @@ if [ -n "$NAPD_NAPI_DEFER" ]; then
 	echo "NAPI $(cat /sys/class/net/eth0/napi_defer_hard_irqs)" \
 		"$(cat /sys/class/net/eth0/gro_flush_timeout)"
 fi
-napd --port 80 --wake-dev eth0 "$@" > /tmp/napd.out 2>&1 &
+# NAPD_LIVE: napd's lines go to the console as they come, not at the end.
+if [ -n "$NAPD_LIVE" ]; then
+	napd --port 80 --wake-dev eth0 "$@" 2>&1 &
+else
+	napd --port 80 --wake-dev eth0 "$@" > /tmp/napd.out 2>&1 &
+fi
 pid=$!
 echo NAPD-STARTED
 # Polled slowly: napd counts this loop's forks as CPU use that holds
@@ -46,7 +54,7 @@ done
 kill -TERM $pid
 wait $pid
 echo "NAPD-EXIT $?"
-cat /tmp/napd.out
+[ -n "$NAPD_LIVE" ] || cat /tmp/napd.out
 echo "NAPS-TOTAL $(cat /sys/power/pseudosleep/naps)"
 after=$(snap)
 echo "AFTER $after"

@@ -365,8 +365,9 @@ def test_haproxy_keepalive(guest, record_property):
         st1 = napd_blocked(guest)
         after = guest.out("ss -Htn state established '( sport = :80 )' "
                           "| wc -l").strip()
-        wake_on = guest.out("cat /sys/module/pseudosleep/parameters/"
-                            "wake_on").strip()
+        woke = guest.out("echo $(cat /sys/power/pseudosleep/"
+                         "last_wake_source) irq $(cat /sys/power/"
+                         "pseudosleep/last_wake_irq)").strip()
         row = haproxy_server(where)
         rc, out = guest.netns_cmd(["curl", "-sS", "-m", "30",
                                    "http://127.0.0.1:8080/"], timeout=40)
@@ -383,11 +384,11 @@ def test_haproxy_keepalive(guest, record_property):
                if st1["blocked"][k] != st0["blocked"].get(k, 0)}
     record_property("detail", "answered through HAProxy, %s connection(s) "
                     "to :80 open after it, %s after %.0f s of health checks "
-                    "only: %d naps, %.0f %% of the time asleep (wake_on=%s), "
+                    "only: %d naps, %.0f %% of the time asleep (last woken by %s), "
                     "backend %s (last check %s in %s ms), %d times down; "
                     "naps held back by %s" % (
                         held, after, span, naps_n,
-                        100 * (ns1 - ns0) / 1e9 / span, wake_on,
+                        100 * (ns1 - ns0) / 1e9 / span, woke,
                         row.get("status"), row.get("check_status"),
                         row.get("check_duration"),
                         int(row.get("chkdown") or 0) - chk0,

@@ -4,7 +4,8 @@
  * chosen at boot, its parameters take valid values and reject bad ones
  * without changing, an idle machine halts instead of polling, and with
  * virtio_net.pollist=1 a reply to our ping is found by polling the
- * receive queue ("hits").  Boot with
+ * receive queue ("hits") and with polling turned off nothing is polled.
+ * Boot with
  *   cpuidle_pollist.enable=1 virtio_net.pollist=1
  * the tests skip what the command line did not enable.
  */
@@ -511,6 +512,34 @@ TEST_F(virtio, ping_reply_found_by_polling)
 	EXPECT_LT(0, hits1 - hits0);
 	EXPECT_LE(hits1 - hits0, (long long)(b.hits - a.hits));
 	EXPECT_LT(0, b.polls - a.polls);
+}
+
+/*
+ * poll_limit_ns=0 turns polling off: under traffic no session runs and no
+ * entry is polled, the CPUs halt and the interrupt receives.
+ */
+TEST_F(virtio, disabled_polls_nothing)
+{
+	long long hits0, hits1;
+	struct totals a, b;
+	int entries, replies;
+
+	ASSERT_EQ(0, write_str(PARAMS "poll_limit_ns", "0\n"));
+	/* A session that began before the write ends with its window. */
+	ping_gateway(2, 20);
+	ASSERT_LT(0, read_totals(&a));
+	hits0 = virtio_hits(&entries);
+	replies = ping_gateway(20, 10);
+	ASSERT_LT(0, read_totals(&b));
+	hits1 = virtio_hits(&entries);
+	TH_LOG("%d/20 replies, %llu polls, %llu hits, %lld rx queue hits, %llu halts",
+	       replies, b.polls - a.polls, b.hits - a.hits, hits1 - hits0,
+	       b.halts - a.halts);
+	EXPECT_LT(15, replies);
+	EXPECT_EQ(a.polls, b.polls);
+	EXPECT_EQ(a.hits, b.hits);
+	EXPECT_EQ(hits0, hits1);
+	EXPECT_LT(a.halts, b.halts);
 }
 
 /* Sub-lists of an offline CPU are still polled: nothing moves or breaks. */

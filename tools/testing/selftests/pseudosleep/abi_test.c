@@ -25,7 +25,7 @@ static const char * const stat_files[] = {
 	"total_nap_ns", "last_nap_ns", "wake_latency_ns", "entry_sync_ns",
 	"entry_freeze_ns", "entry_suspend_devices_ns", "entry_cpu_halt_ns",
 	"exit_cpu_wake_ns", "exit_resume_devices_ns", "exit_thaw_ns",
-	"armed_irqs_slept", "wake_irq_dropped",
+	"wake_irq_dropped",
 };
 
 /* Two IRQs that have handlers: the RTC's and a virtio NIC's. */
@@ -159,6 +159,10 @@ TEST(stats_files_exist)
 		EXPECT_LE(0, ps_read_num(path)) TH_LOG("%s not a number", path);
 		EXPECT_NE(0, ps_write(path, "0")) TH_LOG("%s writable", path);
 	}
+	/* A name, not a number: "" until a wakeup source ends a nap. */
+	ASSERT_EQ(0, stat(PS_STATS "last_wake_source", &st));
+	EXPECT_EQ(0444, st.st_mode & 0777);
+	EXPECT_NE(0, ps_write(PS_STATS "last_wake_source", "x"));
 	ASSERT_EQ(0, stat(WAKE_IRQ, &st));
 	EXPECT_EQ(0644, st.st_mode & 0777);
 }

@@ -156,6 +156,36 @@ void pseudosleep_wake_source(char *buf, size_t len)
 }
 
 /*
+ * Claim the end of the nap for an armed IRQ (@name NULL: in any phase of
+ * the nap) or a wakeup source (@name: while it is entered or its CPUs
+ * idle), and record it.  Under pseudosleep_woken_lock, with the phase
+ * check, so that a late waker of one nap cannot end the next.
+ */
+static bool claim_wake(unsigned int irq, const char *name)
+{
+	enum pseudosleep_phase phase;
+	bool in_time, first = false;
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&pseudosleep_woken_lock, flags);
+	phase = READ_ONCE(pseudosleep_phase);
+	if (name)
+		in_time = phase == PSEUDOSLEEP_ENTERING ||
+			  phase == PSEUDOSLEEP_NAPPING;
+	else
+		in_time = phase != PSEUDOSLEEP_IDLE;
+	if (in_time && !atomic_xchg(&pseudosleep_woken_flag, 1)) {
+		first = true;
+		pseudosleep_times.irq = ktime_get_mono_fast_ns();
+		WRITE_ONCE(pseudosleep_woken_irq, irq);
+		strscpy(pseudosleep_woken_ws, name ?: "",
+			sizeof(pseudosleep_woken_ws));
+	}
+	raw_spin_unlock_irqrestore(&pseudosleep_woken_lock, flags);
+	return first;
+}
+
+/*
  * End the nap on an armed IRQ: record the IRQ with the PM core
  * (pm_wakeup_irq(), the abort of a suspend still in progress), which wakes
  * s2idle_enter() through s2idle_wake() as any system wakeup does.  Hard
@@ -163,18 +193,7 @@ void pseudosleep_wake_source(char *buf, size_t len)
  */
 static void pseudosleep_wake(unsigned int irq)
 {
-	unsigned long flags;
-	bool first = false;
-
-	raw_spin_lock_irqsave(&pseudosleep_woken_lock, flags);
-	if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_IDLE &&
-	    !atomic_xchg(&pseudosleep_woken_flag, 1)) {
-		first = true;
-		pseudosleep_times.irq = ktime_get_mono_fast_ns();
-		WRITE_ONCE(pseudosleep_woken_irq, irq);
-	}
-	raw_spin_unlock_irqrestore(&pseudosleep_woken_lock, flags);
-	if (first)
+	if (claim_wake(irq, NULL))
 		pm_system_irq_wakeup(irq);
 }
 
@@ -289,21 +308,7 @@ void pseudosleep_irq_hit(unsigned int irq)
  */
 void __pseudosleep_ws_activated(struct wakeup_source *ws)
 {
-	enum pseudosleep_phase phase;
-	unsigned long flags;
-	bool first = false;
-
-	raw_spin_lock_irqsave(&pseudosleep_woken_lock, flags);
-	phase = READ_ONCE(pseudosleep_phase);
-	if ((phase == PSEUDOSLEEP_ENTERING || phase == PSEUDOSLEEP_NAPPING) &&
-	    !atomic_xchg(&pseudosleep_woken_flag, 1)) {
-		first = true;
-		pseudosleep_times.irq = ktime_get_mono_fast_ns();
-		strscpy(pseudosleep_woken_ws, ws->name ?: "",
-			sizeof(pseudosleep_woken_ws));
-	}
-	raw_spin_unlock_irqrestore(&pseudosleep_woken_lock, flags);
-	if (first)
+	if (claim_wake(0, ws->name ?: ""))
 		pm_system_wakeup();
 }
 

@@ -392,7 +392,7 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 	struct nosleep nosleep[NAPD_MAX_NICS + NAPD_MAX_KEEP + 1];
 	struct devtree tree = { 0 };
 	int nr_nosleep = 0, ret, i;
-	bool arm_irqs;
+	bool arm_irqs, disarm_irqs;
 
 	memset(s, 0, sizeof(*s));
 	s->settings.dry_run = o->dry_run;
@@ -505,15 +505,22 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 		return fail(err, errlen, "path too long under %s", root);
 	arm_irqs = s->nr_irqs && !s->wake_task &&
 		   (pseudo || path_exists(wake_irq));
-	if (arm_irqs) {
+	/*
+	 * Wake on task disarms what someone else left in wake_irq (a killed
+	 * napd in irq mode, an admin's test): an armed NIC would end naps on
+	 * every ARP and ping, and the log would say no IRQ is armed.
+	 */
+	disarm_irqs = pseudo && s->wake_task;
+	if (arm_irqs || disarm_irqs) {
 		ret = sysfs_read(wake_irq, old_irqs, sizeof(old_irqs));
 		if (ret < 0)
 			return fail(err, errlen, "cannot read %s: %s",
 				    wake_irq, strerror(-ret));
-		if (irqlist_format(s->irqs, s->nr_irqs, irqlist,
-				   sizeof(irqlist)))
-			return fail(err, errlen, "too many IRQs");
 	}
+	if (arm_irqs && irqlist_format(s->irqs, s->nr_irqs, irqlist,
+				       sizeof(irqlist)))
+		return fail(err, errlen, "too many IRQs");
+	disarm_irqs = disarm_irqs && old_irqs[0];
 
 	for (i = 0; i < s->nr_nics; i++) {
 		struct nosleep *n = &nosleep[nr_nosleep++];
@@ -573,7 +580,8 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 	/* Checks done: from here on every change is recorded. */
 	ret = -1;
 	if (change(s, mem_sleep, cur, mode, err, errlen) ||
-	    (arm_irqs && change(s, wake_irq, old_irqs, irqlist, err, errlen)))
+	    (arm_irqs && change(s, wake_irq, old_irqs, irqlist, err, errlen)) ||
+	    (disarm_irqs && change(s, wake_irq, old_irqs, "", err, errlen)))
 		goto out_tree;
 	s->nr_irqs_armed = arm_irqs ? s->nr_irqs : 0;
 	for (i = 0; i < nr_nosleep; i++)

@@ -607,6 +607,9 @@ static void test_stats_json(void)
 	struct napd_stats st = { .naps = 3, .aborted = 1, .refused = 2,
 				 .nap_ns = 123456789 };
 	char buf[512];
+
+	st.blocked[CHECK_HANDSHAKE] = 2;
+	st.blocked[CHECK_WAKE_SOURCE] = 5;
 	FILE *f;
 
 	stats_wake_irq(&st, 25);
@@ -616,7 +619,8 @@ static void test_stats_json(void)
 	stats_print_json(&st, f);
 	fclose(f);
 	CHECK_STR(buf, "{\"naps\":3,\"aborted\":1,\"handshake_refused\":2,"
-		  "\"nap_ns\":123456789,\"wake_irqs\":{\"25\":2,\"24\":1}}\n");
+		  "\"nap_ns\":123456789,\"wake_irqs\":{\"25\":2,\"24\":1},"
+		  "\"held_back\":{\"handshake\":2,\"wake_source\":5}}\n");
 }
 
 /* ---- IRQ resolution against a fake sysfs ---- */
@@ -2603,7 +2607,8 @@ static void test_napd_naps(void)
 
 	CHECK(run_napd(argv, out, 0) == 0);
 	CHECK(out_has(out, "{\"naps\":2,\"aborted\":0,\"handshake_refused\":0,"
-		      "\"nap_ns\":2000000,\"wake_irqs\":{\"25\":2}}"));
+		      "\"nap_ns\":2000000,\"wake_irqs\":{\"25\":2},"
+		      "\"held_back\":{"));
 	CHECK(out_has(out, "duration_ns=1000000 wake_irq=25 "
 		      "wake_latency_ns=4000 aborted=0"));
 	CHECK(out_has(out, "napd: summary naps=2"));
@@ -2619,7 +2624,7 @@ static void test_napd_naps(void)
 	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
 	path_fmt(out, sizeof(out), "%s/out", t);
 	CHECK(run_napd(argv, out, 0) == 0);
-	CHECK(out_has(out, "\"wake_irqs\":{\"24\":2}}"));
+	CHECK(out_has(out, "\"wake_irqs\":{\"24\":2},"));
 }
 
 static void test_napd_sigterm_busy(void)
@@ -2878,10 +2883,12 @@ static void test_setup_wake_on(void)
 	CHECK(s.wake_task && s.rx_snmp && !s.wake_why[0]);
 	CHECK(strstr(s.rx_packets[0], "/proc/net/snmp") != NULL);
 	CHECK(s.nr_rx == 1 && s.nr_irqs_armed == 0);
-	CHECK_STR(get("%s/sys/power/wake_irq", t), "3");
+	/* what was left armed is disarmed for the run, and put back */
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "");
 	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "1");
 	CHECK(!path_exists(get("%s/sys/module/pseudosleep", t)));
 	CHECK(!napd_restore(&s));
+	CHECK_STR(get("%s/sys/power/wake_irq", t), "3");
 
 	/* no CAP_BLOCK_SUSPEND: EPOLLWAKEUP would be dropped */
 	put_caps(t, 1ULL << 19);

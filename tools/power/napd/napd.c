@@ -85,6 +85,7 @@ struct napd {
 	unsigned int cpu_hist_next;
 	struct disk_sample disk0;
 	int busy_check;			/* per-poll check seen busy, or -1 */
+	unsigned int busy_polls;	/* polls held back since the last try */
 	bool napped;			/* since the last nap held back */
 	char why[192];
 	struct napd_setup setup;
@@ -1197,6 +1198,11 @@ static unsigned long clamp_ul(unsigned long v, unsigned long lo,
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
+static unsigned long min_ul(unsigned long a, unsigned long b)
+{
+	return a < b ? a : b;
+}
+
 static int run(struct napd *n)
 {
 	int ret;
@@ -1218,6 +1224,17 @@ static int run(struct napd *n)
 		unsigned long poll_us = clamp_ul(quiet_ms * 333, POLL_MIN_US,
 						 POLL_MAX_US);
 
+		/*
+		 * A busy server is looked at less often: every look costs a
+		 * read of the counters (under load, at POLL_MIN_US, a fifth
+		 * of a CPU in a TCG guest), and looking does not bring the
+		 * quiet sooner.  The gap doubles per look that held a nap
+		 * back, up to POLL_MAX_US, until the next nap attempt; a nap
+		 * starts at most that much later.
+		 */
+		poll_us = min_ul(poll_us << min_ul(n->busy_polls, 4),
+				 POLL_MAX_US);
+
 		if (o->max_naps && n->stats.naps >= o->max_naps)
 			return 0;
 		poll_sleep(n, poll_us);
@@ -1235,6 +1252,7 @@ static int run(struct napd *n)
 			if (n->busy_check != ret)
 				held_back(n, ret);
 			n->busy_check = ret;
+			n->busy_polls++;
 			n->quiet_since = now_ns(CLOCK_MONOTONIC);
 			n->sampled = false;
 			continue;
@@ -1260,10 +1278,12 @@ static int run(struct napd *n)
 			continue;
 		if (ret >= 0) {
 			held_back(n, ret);
+			n->busy_polls++;
 			n->quiet_since = now_ns(CLOCK_MONOTONIC);
 			continue;
 		}
 
+		n->busy_polls = 0;
 		ret = try_nap(n);
 		if (ret < 0)
 			return ret;

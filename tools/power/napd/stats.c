@@ -36,6 +36,7 @@ void stats_wake_irq(struct napd_stats *st, unsigned int irq)
 
 void stats_print_json(const struct napd_stats *st, FILE *f)
 {
+	const char *sep;
 	int i;
 
 	fprintf(f, "{\"naps\":%lu,\"aborted\":%lu,\"handshake_refused\":%lu,"
@@ -44,6 +45,14 @@ void stats_print_json(const struct napd_stats *st, FILE *f)
 	for (i = 0; i < st->nr_wake; i++)
 		fprintf(f, "%s\"%u\":%lu", i ? "," : "", st->wake[i].irq,
 			st->wake[i].count);
+	/* Where attempts were held back: the checks that did, no others. */
+	fprintf(f, "},\"held_back\":{");
+	for (i = 0, sep = ""; i < NR_CHECKS; i++) {
+		if (!st->blocked[i])
+			continue;
+		fprintf(f, "%s\"%s\":%lu", sep, check_name(i), st->blocked[i]);
+		sep = ",";
+	}
 	fprintf(f, "}}\n");
 }
 

@@ -14,6 +14,7 @@ Timings are reported, never asserted; only correctness fails a run.
 
 import contextlib
 import csv
+import json
 import os
 import random
 import re
@@ -64,6 +65,20 @@ REQUIRED = ["awake", "handshake", "count->mem", "sync_filesystems",
             "dpm_suspend_late", "dpm_suspend_noirq", "machine_suspend",
             "dpm_resume_noirq", "dpm_resume_early", "dpm_resume",
             "dpm_complete", "thaw_processes"]
+# The worknaps section's: napd's handshake is in "awake" (no markers) and
+# split by napd's own counters instead (WORK_HELD).  A wakeup source
+# activates once until napd relaxes it, so work that comes while a nap
+# resumes, after the one that ended it, shows no new activation.
+REQUIRED_WORK = REQUIRED[:REQUIRED.index("machine_suspend") + 1]
+REQUIRED_WORK.remove("handshake")
+REQUIRED_WORK.remove("count->mem")
+# napd's --stats: where work met an attempt before the kernel's entry.
+WORK_HELD = [("wake_source", "work found at the wakeup_count read"),
+             ("handshake", "work between the read and the count's write"),
+             ("aborted", "work between the write and the nap")]
+# The wakeup source that ends napd's naps in wake on task: the
+# EPOLLWAKEUP item of its outer epoll set, named after the inner set.
+WORK_SOURCE = "[eventpoll]"
 
 TRACE_RE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+([0-9.]+):\s+"
                       r"(\w+):\s+(.*)$")
@@ -109,7 +124,10 @@ def build_fuzzer(dest):
 class Pump:
     """HTTP clients on the forwarded port.  Mode "pump": two clients, each
     waiting a random 0..gap_ms between requests; "flood": six clients,
-    no gaps; "noise": two clients sending requests and four opening and
+    no gaps; "solo": client 0 of "pump" alone, so that a request the
+    guest forgot is never answered (no other request wakes it), three in
+    four of its gaps a fifth as long, to land in a nap's entry; "noise":
+    two clients sending requests and four opening and
     closing bare TCP connections as fast as they can to noise_port, a
     closed port of the guest (each one several packets, so NIC interrupts,
     even while the guest's tasks are frozen; a flood against the server's
@@ -169,18 +187,24 @@ class Pump:
     def _loop(self, idx, rnd):
         while not self.stop:
             mode = self.mode
-            if mode == "off" or (mode == "pump" and idx >= 2):
+            if mode == "off" or (mode == "pump" and idx >= 2) or \
+                    (mode == "solo" and idx >= 1):
                 time.sleep(0.02)
                 continue
             if mode == "noise" and idx >= 2:
                 self._connect()
                 continue
-            if mode == "pump":
+            if mode in ("pump", "solo"):
                 # Client 0 sends at random offsets of up to gap_ms after
                 # its last answer; client 1 four times as rarely, so that
                 # some requests overlap another one's wake.
-                time.sleep(rnd.uniform(0, self.gap * (1 if idx == 0 else 4)))
-                if self.mode != "pump":
+                hi = self.gap * (1 if idx == 0 else 4)
+                if mode == "solo" and rnd.random() < 0.75:
+                    # Aimed at the guest's next nap entry: napd starts
+                    # one within a few tens of ms of its last answer.
+                    hi = self.gap / 5
+                time.sleep(rnd.uniform(0, hi))
+                if self.mode != mode:
                     continue
             with self.lock:
                 self.inflight += 1
@@ -230,7 +254,13 @@ def parse_trace(path, nic):
     """Walk the guest's trace: returns (hits, ended) where hits[phase] is
     the number of (attempt, phase) pairs in which at least one armed NIC
     interrupt arrived, and ended[i] the phase of the first armed interrupt
-    of attempt i from the moment it read wakeup_count, if any."""
+    of attempt i from the moment it read wakeup_count, if any.
+
+    With nic None, the trace is the worknaps section's: the work is the
+    activation of napd's watch (wakeup_source_activate), and napd writes
+    no markers, so an attempt ends where its tasks are thawed, and
+    "awake" covers napd's whole handshake (napd's own counters split it,
+    WORKNAPS-STATS)."""
     hits = {}
     ended = {}
     seen = set()
@@ -252,6 +282,8 @@ def parse_trace(path, nic):
                 if not mm:
                     continue
                 n, what = int(mm.group(1)), mm.group(2)
+                if nic is None:
+                    continue
                 if what == "read":
                     it, phase = n, "handshake"
                 elif what in ("write", "mem"):
@@ -265,9 +297,13 @@ def parse_trace(path, nic):
                         "after " + mm.group(1)
                     if phase == "after suspend_enter":
                         phase = "after freeze_processes"
-            elif ev == "irq_handler_entry":
+                    if nic is None and phase == "after thaw_processes":
+                        it, phase = it + 1, "awake"
+            elif ev in ("irq_handler_entry", "wakeup_source_activate"):
                 mm = re.match(r"irq=(\d+)", rest)
-                if not mm or int(mm.group(1)) not in nic:
+                if nic is None and ev == "irq_handler_entry" or \
+                        nic is not None and (not mm or
+                                             int(mm.group(1)) not in nic):
                     continue
                 if (it, phase) not in seen:
                     seen.add((it, phase))
@@ -295,6 +331,7 @@ class Boot:
         self.phase_hits = {}
         self.phase_ended = {}
         self.fuzz = {}
+        self.work = {"sources": {}, "stats": None, "napd": []}
         self.console = ""
         self.duration = 0
         self.nic = None
@@ -392,10 +429,10 @@ class Boot:
                 if not pump.quiesce():
                     self.fail("requests still unanswered before %s" % name)
                 pump.set("off", name)
-                if name in ("naps", "hotplug", "fuzz"):
+                if name in ("naps", "hotplug", "fuzz", "worknaps"):
                     if "service_ms" not in self.info:
                         self._pace(pump)
-                    pump.set("pump")
+                    pump.set("solo" if name == "worknaps" else "pump")
                 g.signal("go-" + name)
             elif what == "NOISE-NAPPING":
                 time.sleep(0.5)
@@ -462,6 +499,20 @@ class Boot:
                 "latency_ns": int(m.group(4)) if m.group(4) else None,
                 "spurious": int(m.group(5)) if m.group(5) else None})
             return
+        m = re.match(r"^WORKNAP (\S+)$", line)
+        if m:
+            src = self.work["sources"]
+            src[m.group(1)] = src.get(m.group(1), 0) + 1
+            return
+        if line.startswith("WORKNAPS-STATS "):
+            try:
+                self.work["stats"] = json.loads(line.split(" ", 1)[1])
+            except ValueError:
+                self.fail("worknaps: napd printed no totals: %s" % line[:120])
+            return
+        if line.startswith("WORKNAPS-NAPD "):
+            self.work["napd"].append(line.split(" ", 1)[1])
+            return
         m = re.match(r"^NAPS-TOTAL (\S+) (.*)$", line)
         if m:
             d = dict(kv.split("=") for kv in m.group(2).split())
@@ -478,9 +529,16 @@ class Boot:
                             "FUZZ-ERROR")):
             self.fail(line[:200])
 
+    def _is_work(self):
+        return any(s.startswith("worknaps:") for s in self.sections)
+
     def _trace(self, path):
         nic = getattr(self, "nic", None)
-        if not nic or not os.path.exists(path):
+        if self._is_work():
+            nic = None
+        elif not nic:
+            return
+        if not os.path.exists(path):
             return
         hits, ended, events = parse_trace(path, nic)
         self.phase_hits = hits or {}
@@ -530,6 +588,7 @@ class Boot:
             if name == "naps" and not any(t["tag"] == "naps"
                                           for t in self.totals):
                 self.fail("naps: no total")
+        self._check_work()
         self._check_noise()
         self._check_long()
         self._check_fuzz()
@@ -560,6 +619,25 @@ class Boot:
         if any(s.startswith("noise:") for s in self.sections) and \
                 not self.info.get("NOISE"):
             self.fail("noise: no result")
+
+    def _check_work(self):
+        """Every nap of the worknaps section ended by napd's watch, as
+        many as napd and the kernel counted; napd said nothing wrong."""
+        if not self._is_work():
+            return
+        st, src = self.work["stats"], self.work["sources"]
+        if not st:
+            self.fail("worknaps: no totals from napd")
+            return
+        other = {k: v for k, v in src.items() if k != WORK_SOURCE}
+        if other:
+            self.fail("worknaps: naps ended by %s, not napd's watch %s" % (
+                other, WORK_SOURCE))
+        if sum(src.values()) != st["naps"]:
+            self.fail("worknaps: napd logged %d naps, counted %d" % (
+                sum(src.values()), st["naps"]))
+        for line in self.work["napd"]:
+            self.fail("worknaps: napd: %s" % line[:160])
 
     def _check_long(self):
         secs = [int(s.split(":")[1]) for s in self.sections
@@ -621,23 +699,30 @@ class Boot:
             self.fail("fuzz: %d violations" % self.fuzz["violations"])
 
     # -- reporting ---------------------------------------------------------
+    def required(self):
+        return REQUIRED_WORK if self._is_work() else REQUIRED
+
     def summary(self):
         ok = [n for n in self.naps if n["result"] == "ok"]
         lat = [n["latency_ns"] / 1e6 for n in ok if n["latency_ns"]]
         http = [r[3] * 1e3 for r in self.requests if r[4]]
+        st = self.work["stats"] or {}
+        req = self.required()
         return {
             "label": self.label, "smp": self.smp,
-            "naps": len(ok),
-            "aborted": sum(1 for n in self.naps if n["result"] == "ab"),
-            "refused": sum(1 for n in self.naps if n["result"] == "rf"),
+            "naps": len(ok) + st.get("naps", 0),
+            "aborted": sum(1 for n in self.naps if n["result"] == "ab") +
+            st.get("aborted", 0),
+            "refused": sum(1 for n in self.naps if n["result"] == "rf") +
+            st.get("handshake_refused", 0),
             "requests": len(self.requests),
             "lost": sum(1 for r in self.requests if not r[4]),
             "warnings": self.info.get("warnings", 0),
             "wake_p50_ms": pct(lat, 50), "wake_p90_ms": pct(lat, 90),
             "wake_p99_ms": pct(lat, 99), "wake_max_ms": max(lat or [0]),
             "http_p50_ms": pct(http, 50), "http_p99_ms": pct(http, 99),
-            "phases_hit": sum(1 for p in REQUIRED if self.phase_hits.get(p)),
-            "phases_missed": " ".join(p for p in REQUIRED
+            "phases_hit": sum(1 for p in req if self.phase_hits.get(p)),
+            "phases_missed": " ".join(p for p in req
                                       if not self.phase_hits.get(p)),
             "fuzz_writes": self.fuzz.get("writes", 0) +
             self.fuzz.get("race_writes", 0),
@@ -671,7 +756,20 @@ class Boot:
             for key, desc in PHASES:
                 w.writerow([key, desc, self.phase_hits.get(key, 0),
                             self.phase_ended.get(key, 0),
-                            int(key in REQUIRED)])
+                            int(key in self.required())])
+            # The worknaps section's handshake, as napd counted it.
+            held = self.work_held()
+            for key, desc in WORK_HELD if held else []:
+                w.writerow(["napd " + key, desc, held[key], "", 1])
+
+    def work_held(self):
+        """napd's counts of WORK_HELD, or None without a worknaps total."""
+        st = self.work["stats"]
+        if not st:
+            return None
+        held = dict(st.get("held_back", {}))
+        held["aborted"] = st.get("aborted", 0)
+        return {k: held.get(k, 0) for k, _ in WORK_HELD}
 
 
 def fmt(v, nd=1):
@@ -695,12 +793,18 @@ def print_summary(boots, out=print):
         out("  ".join(v.rjust(width[i]) for i, v in enumerate(r)))
     for b in boots:
         if b.phase_hits:
-            out("phases hit by an armed NIC interrupt (%s): %s" % (
+            out("phases hit by %s (%s): %s" % (
+                "napd's watch" if b._is_work() else "an armed NIC interrupt",
                 b.label, ", ".join("%s %d" % (k, b.phase_hits.get(k, 0))
                                    for k, _ in PHASES)))
             missed = b.summary()["phases_missed"]
             if missed:
                 out("  not hit in this run: %s" % missed)
+        held = b.work_held()
+        if held:
+            out("%s napd's handshake met work: %s; naps ended by %s" % (
+                b.label, ", ".join("%s %d" % kv for kv in held.items()),
+                b.work["sources"]))
         for key in ("NOISE", "HOTPLUG", "FUZZ", "FUZZ-RACE", "POLLIST"):
             for line in b.info.get(key, []):
                 out("%s %s: %s" % (b.label, key.lower(), line))
@@ -737,7 +841,8 @@ def plan(naps, smps, short):
     if short:
         return [("smp2", ["naps:%d" % naps, "noise:5", "longnap:20",
                           "hotplug:10", "fuzz:400:3"], 2, "", "user"),
-                ("pollist", ["pollist:2", "naps:20"], 2, pol, pol_net)]
+                ("pollist", ["pollist:2", "naps:20"], 2, pol, pol_net),
+                ("work", ["worknaps:%d" % naps], 2, "", "user")]
     boots = []
     for smp in smps:
         boots.append(("smp%d" % smp,
@@ -746,6 +851,9 @@ def plan(naps, smps, short):
                        "fuzz:10000:4"], smp, "", "user"))
     boots.append(("pollist", ["pollist:20", "naps:%d" % max(50, naps // 10)],
                   max(smps), pol, pol_net))
+    # Wake on work: napd's handshake and the kernel's entry, aimed at by
+    # the host's requests, with no IRQ armed (guest/stress.sh worknaps).
+    boots.append(("work", ["worknaps:%d" % naps], min(smps), "", "user"))
     return boots
 
 

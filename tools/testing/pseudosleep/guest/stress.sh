@@ -14,6 +14,10 @@
 #                 offline and online in a loop
 #   fuzz:N:J      stress-fuzz (from /mnt/add) N writes, J writers, then
 #                 N/4 writes in race mode while naps run
+#   worknaps:N    N naps of napd --wake-on task (no IRQ armed; napd
+#                 watches httpd with EPOLLWAKEUP) ended by host requests
+#                 that land anywhere in napd's handshake and the kernel's
+#                 entry; the watch's wakeup source activations are traced
 #   pollist:N[:W] ethtool -G and CPU hotplug in a loop under host traffic
 #                 with the polling driver, N rounds, then 10 s idle; W
 #                 "ring" or "cpu" does only that one (to tell which drops)
@@ -108,6 +112,24 @@ trace_start() {
 	echo "TRACE on $f"
 }
 
+# trace_work: the trace of trace_start, with the activations of napd's
+# watch (the EPOLLWAKEUP item of its outer epoll set, named after the
+# inner set's file) in place of the NIC's interrupts.
+trace_work() {
+	[ -d $T/events/power/wakeup_source_activate ] || { echo "TRACE none"; return; }
+	echo 0 > $T/tracing_on
+	echo > $T/trace
+	echo mono > $T/trace_clock
+	echo 4096 > $T/buffer_size_kb
+	echo 'name == "[eventpoll]"' > $T/events/power/wakeup_source_activate/filter
+	echo 1 > $T/events/power/wakeup_source_activate/enable
+	echo 1 > $T/events/power/suspend_resume/enable
+	echo 1 > $T/tracing_on
+	cat $T/trace_pipe > /mnt/add/trace.txt &
+	tracer=$!
+	echo "TRACE on wakeup_source_activate [eventpoll]"
+}
+
 trace_stop() {
 	[ -n "$tracer" ] || return
 	echo "PS end" > $T/trace_marker
@@ -118,6 +140,7 @@ trace_stop() {
 	kill $tracer; wait $tracer 2>/dev/null
 	echo 0 > $T/tracing_on
 	echo 0 > $T/events/irq/irq_handler_entry/enable
+	echo 0 > $T/events/power/wakeup_source_activate/enable 2>/dev/null
 	echo 0 > $T/events/power/suspend_resume/enable
 	echo "TRACE-LOST $(grep -h overrun $T/per_cpu/cpu*/stats | awk '{s+=$2} END {print s+0}')"
 	tracer=""
@@ -215,6 +238,40 @@ s_hotplug() {
 	read hok hbad < /tmp/hp-count
 	echo "HOTPLUG race writes_ok=$hok writes_refused=$hbad online=$(cat /sys/devices/system/cpu/online)"
 	[ "$(cat "$c/online")" = 1 ] || { echo "HOTPLUG-ERROR $c stayed offline"; return 1; }
+}
+
+# worknaps N: napd naps N times with wake on task and no bound (an alarm
+# would hide a request the watch missed: that request waits for good and
+# the host counts it lost).  --idle-ms 1: each attempt follows the last
+# answer at once, so the host's random offsets land in napd's handshake
+# (wakeup_count read, activity check, count write) as well as in the
+# kernel's entry and the nap.  napd's per-nap lines name what ended each
+# nap (WORKNAP); its --stats JSON says where attempts were held back.
+s_worknaps() {
+	read k0 < $S/naps
+	read a0 < $S/aborted_naps
+	trace_work
+	napd --port 80 --wake-dev eth0 --wake-on task --idle-ms 1 \
+		--max-nap 0 --max-naps "$1" --systemd-timers no --log --stats \
+		> /tmp/worknaps.out 2>&1
+	nrc=$?
+	trace_stop
+	read k1 < $S/naps
+	read a1 < $S/aborted_naps
+	sed -n '/napd: nap [0-9]* slept/{s/^.*wake_source=\([^ ]*\).*$/WORKNAP \1/p
+		t
+		s/^.*$/WORKNAP -/p
+		}' /tmp/worknaps.out
+	# napd's setup lines and its first naps, for the log.
+	grep -m12 -v 'held back' /tmp/worknaps.out | sed 's/^/WORKNAPS-LOG /'
+	grep -m3 -iE 'error|cannot|warn' /tmp/worknaps.out | sed 's/^/WORKNAPS-NAPD /'
+	js=$(grep '^{"naps"' /tmp/worknaps.out | tail -1)
+	echo "WORKNAPS-STATS $js"
+	ok=$(echo "$js" | sed -n 's/^{"naps":\([0-9]*\),"aborted":\([0-9]*\),"handshake_refused":\([0-9]*\).*/\1 \2 \3/p')
+	set -- $ok
+	echo "NAPS-TOTAL worknaps attempts=0 ok=${1:-0} aborted=${2:-0}" \
+		"refused=${3:-0} busy=0 knaps=$((k1 - k0)) kaborted=$((a1 - a0))"
+	return $nrc
 }
 
 fuzz_targets() {

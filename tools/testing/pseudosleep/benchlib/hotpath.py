@@ -16,6 +16,11 @@ IRQ statistics are updated.  Cells:
   nocb        the rcu_nocbs=all guest, not armed
   nocb-armed  the rcu_nocbs=all guest, armed: napd's state while busy on
               a server set up for quiet naps
+  napd-task   napd running with wake on work (--wake-on task) and its
+              defaults on the served ports: no IRQ armed, and the
+              servers' sockets are watched only while napd tries to nap,
+              so a busy server pays napd's own checks and nothing per
+              packet; the row adds napd's CPU time per second
 
 Workloads: ab -c 4 for T s on a small page (busybox httpd forks a process
 per request, so process creation and RCU are in the path too) and iperf3
@@ -26,10 +31,12 @@ rounds, and each cell's ratio to "default" measured in the same round
 interrupts per second that took the check.
 """
 
+import time
+
 from . import common as C
 from . import load as L
 
-CELLS = ("default", "armed", "nocb", "nocb-armed")
+CELLS = ("default", "armed", "nocb", "nocb-armed", "napd-task")
 GUESTS = {"default": "", "nocb": "rcu_nocbs=all"}
 
 # arm?on / arm?off; prints the armed set and the receive IRQ count.
@@ -48,8 +55,33 @@ on)
 off)
 	echo > /sys/power/wake_irq || echo "error=disarming"
 	;;
+napd-on)
+	setsid napd --port 80 --port 5201 --wake-dev eth0 --wake-on task \
+		--systemd-timers no --stats </dev/null >/tmp/napd.log 2>&1 &
+	echo $! > /tmp/napd.pid
+	k=0
+	while [ ! -S /run/napd.sock ] && [ $k -lt 100 ]; do
+		sleep 0.1; k=$((k + 1))
+	done
+	[ -S /run/napd.sock ] || echo "error=napd did not start: $(head -c 300 /tmp/napd.log | tr '\n' ' ')"
+	;;
+napd-off)
+	kill -TERM "$(cat /tmp/napd.pid)"
+	k=0
+	while kill -0 "$(cat /tmp/napd.pid)" 2>/dev/null && [ $k -lt 100 ]; do
+		sleep 0.1; k=$((k + 1))
+	done
+	echo "napd_stats=$(grep '^{"naps"' /tmp/napd.log | tail -1)"
+	;;
 esac
 echo "armed=$(cat /sys/power/wake_irq)"
+# napd's CPU time so far, in clock ticks (utime + stime), if it runs.
+p=$(cat /tmp/napd.pid 2>/dev/null)
+if [ -n "$p" ] && [ "$(cat /proc/$p/comm 2>/dev/null)" = napd ]; then
+	echo "napd_ticks=$(cut -d')' -f2 /proc/$p/stat | awk '{print $12 + $13}')"
+elif [ -e /tmp/napd.log ]; then
+	echo "napd_log=$(tail -c 300 /tmp/napd.log | tr '\n' ' ')"
+fi
 awk '/input\.[0-9]+$/ {for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i} END {printf "rx_irqs=%d\n", s}' /proc/interrupts
 CGI
 chmod +x /www/cgi-bin/arm
@@ -66,22 +98,35 @@ exec sleep 1000000
 """
 
 
-def arm(bg, on):
-    """Arm or disarm the guest's NIC receive IRQs: (armed set, receive
-    IRQ count) or raises."""
-    body, _ = bg.get(80, "/cgi-bin/arm?" + ("on" if on else "off"),
-                     timeout=20)
+def cgi(bg, query):
+    """The guest's arm script with QUERY: its key=value lines, or raises."""
+    body, _ = bg.get(80, "/cgi-bin/arm?" + query, timeout=30)
     kv = {}
     for line in (body or b"").decode(errors="replace").splitlines():
         if "=" in line:
             k, v = line.split("=", 1)
             kv[k.strip()] = v.strip()
     if "error" in kv or "rx_irqs" not in kv:
-        raise RuntimeError("arm?%s: %r" % ("on" if on else "off", body))
+        raise RuntimeError("arm?%s: %r" % (query, body))
+    return kv
+
+
+def arm(bg, on):
+    """Arm or disarm the guest's NIC receive IRQs: (armed set, receive
+    IRQ count) or raises."""
+    kv = cgi(bg, "on" if on else "off")
     if bool(kv.get("armed")) != on:
         raise RuntimeError("arm?%s left wake_irq at %r" % (
             "on" if on else "off", kv.get("armed")))
     return kv["armed"], int(kv["rx_irqs"])
+
+
+def napd_ticks(bg):
+    """napd's CPU clock ticks so far, or raises if it does not run."""
+    kv = cgi(bg, "")
+    if "napd_ticks" not in kv:
+        raise RuntimeError("napd is not running: %s" % kv.get("napd_log"))
+    return int(kv["napd_ticks"])
 
 
 def measure(bg, cell, p):
@@ -89,6 +134,28 @@ def measure(bg, cell, p):
     row = {"cell": cell, "status": "ok"}
     armed, i0 = arm(bg, cell.endswith("armed"))
     row["wake_irq"] = armed
+    if cell == "napd-task":
+        cgi(bg, "napd-on")
+        try:
+            return measure_napd(bg, row, p)
+        finally:
+            row["napd_stats"] = cgi(bg, "napd-off").get("napd_stats")
+    return measure_load(bg, row, cell, p, i0)
+
+
+def measure_napd(bg, row, p):
+    """The napd-task cell: the load with napd running, and napd's CPU."""
+    _, i0 = arm(bg, False)
+    t0, c0 = time.monotonic(), napd_ticks(bg)
+    measure_load(bg, row, "napd-task", p, i0)
+    c1, t1 = napd_ticks(bg), time.monotonic()
+    # USER_HZ is 100 in every Linux ABI: a tick is 10 ms.
+    row["napd_cpu_ms_s"] = (c1 - c0) * 10.0 / (t1 - t0)
+    return row
+
+
+def measure_load(bg, row, cell, p, i0):
+    """ab, then iperf3, into ROW; i0: the receive IRQs before."""
     r = L.ab(bg.port[80], "/", c=4, t=p["t"])
     if "error" in r:
         row["status"] = "failed: ab: %s" % r["error"]
@@ -130,7 +197,7 @@ def boot(ctx, name):
 
 FIELDS = ["round", "cell", "status", "wake_irq", "http_n", "http_failed",
           "http_rps", "http_rx_irqs_s", "iperf_mbps", "iperf_rx_irqs_s",
-          "http_ratio", "iperf_ratio"]
+          "http_ratio", "iperf_ratio", "napd_cpu_ms_s", "napd_stats"]
 
 
 def ratios(rows):
@@ -153,7 +220,7 @@ def summarise(rows):
         ok = [r for r in rows if r["cell"] == cell and r["status"] == "ok"]
         s = {"cell": cell, "rounds": len(ok)}
         for k in ("http_rps", "http_ratio", "http_rx_irqs_s", "iperf_mbps",
-                  "iperf_ratio", "iperf_rx_irqs_s"):
+                  "iperf_ratio", "iperf_rx_irqs_s", "napd_cpu_ms_s"):
             v = C.summary([r.get(k) for r in ok])
             s[k], s[k + "_min"], s[k + "_max"] = v["median"], v["min"], \
                 v["max"]
@@ -171,7 +238,9 @@ def run(ctx):
     rows = []
     try:
         for name in GUESTS:
-            if any(c.startswith(name) for c in ctx.modes(CELLS)):
+            # The nocb guest serves the nocb cells, the default the rest.
+            if any(c.startswith("nocb") == (name == "nocb")
+                   for c in ctx.modes(CELLS)):
                 guests[name] = boot(ctx, name)
         cells = ctx.modes(CELLS)
         for rnd in range(p["rounds"]):
@@ -251,7 +320,7 @@ def report_md(res, figs, fig_md):
     rows = []
     for s in res["summary"]:
         rows.append("| %s | %d | %s [%s..%s] | %s | %s [%s..%s] | %s | "
-                    "%s / %s |" % (
+                    "%s / %s | %s |" % (
                         s["cell"], s["rounds"], C.fmt(s["http_rps"]),
                         C.fmt(s["http_rps_min"]), C.fmt(s["http_rps_max"]),
                         ratio_text(s, "http_ratio")
@@ -261,7 +330,8 @@ def report_md(res, figs, fig_md):
                         ratio_text(s, "iperf_ratio")
                         if s["cell"] != "default" else "-",
                         C.fmt(s["http_rx_irqs_s"], 0),
-                        C.fmt(s["iperf_rx_irqs_s"], 0)))
+                        C.fmt(s["iperf_rx_irqs_s"], 0),
+                        C.fmt(s.get("napd_cpu_ms_s"), 1)))
     return "\n".join([
         "## 7. What the feature costs a busy server\n",
         "Two guests side by side, one booted with `rcu_nocbs=all` (the "
@@ -274,8 +344,12 @@ def report_md(res, figs, fig_md):
         "over the rounds; \"over default\" is the median [range] of the "
         "per-round ratios to the default cell of the same round. The last "
         "column is the NIC receive interrupts per second that took the "
-        "check (ab / iperf3).\n" % (p["t"], p["t"], p["rounds"]),
+        "check (ab / iperf3). In the napd-task cell napd runs with wake on "
+        "work (`--wake-on task`, no IRQ armed) on the served ports; its last "
+        "column is napd's own CPU time, ms per second.\n" % (
+            p["t"], p["t"], p["rounds"]),
         "| cell | rounds | ab req/s | over default | iperf3 Mbit/s | over "
-        "default | NIC rx IRQs/s |\n|---|---|---|---|---|---|---|\n"
+        "default | NIC rx IRQs/s | napd CPU ms/s |\n"
+        "|---|---|---|---|---|---|---|---|\n"
         + "\n".join(rows) + "\n",
         fig_md(figs, "hotpath.png")])

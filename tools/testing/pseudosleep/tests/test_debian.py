@@ -111,7 +111,8 @@ def test_boot(guest, record_property):
 
 def test_napd_naps(guest, record_property):
     """napd naps under its unit's defaults: the kernel's nap counter and
-    napd's journal both grow over a quiet time."""
+    napd's journal both grow over a quiet time, and napd chose wake on
+    work (--wake-on auto) with the capabilities its unit grants."""
     needs_naps(guest)
     status = json.loads(guest.out("napd --status"))
     n0 = naps(guest)
@@ -119,14 +120,21 @@ def test_napd_naps(guest, record_property):
     n1 = naps(guest)
     log = guest.out("journalctl -u napd -b --no-pager -o cat | "
                     "grep -c '^nap [0-9]* slept' || true").strip()
+    # --wake-on auto: wake on work where the kernel and the unit's
+    # capabilities allow it, as they do here; else the line says why not.
+    wake = guest.out("journalctl -u napd -b --no-pager -o cat | "
+                     "grep -m1 '^naps end on' || true").strip()
     asleep = guest.stat("total_nap_ns") / 1e9
     if n1 <= n0 or not log.isdigit() or int(log) == 0:
         pytest.fail("napd: naps %d -> %d over 3 quiet s, %s nap lines in "
                     "its journal" % (n0, n1, log), pytrace=False)
+    if "wake on task" not in wake:
+        pytest.fail("napd under its unit did not choose wake on work: %r"
+                    % wake, pytrace=False)
     record_property("detail", "idle_ms %s (default), %d naps over 3 quiet "
                     "s, %s nap lines in journalctl -u napd, %.1f s asleep "
-                    "since boot" % (status.get("idle_ms"), n1 - n0, log,
-                                    asleep))
+                    "since boot; %s" % (status.get("idle_ms"), n1 - n0, log,
+                                        asleep, wake[:90]))
 
 
 def answered_during_naps(guest, record_property, what, argv, want):

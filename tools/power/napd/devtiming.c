@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compiler.h"
 #include "fail.h"
 #include "devtiming.h"
 #include "sysfs.h"
@@ -60,7 +61,7 @@ int devtiming_start(const char *root, char *err, size_t errlen)
 	/* Room for a few naps' events on a server; old ones overwritten. */
 	if (!path_fmt(path, sizeof(path), "%s/buffer_size_kb", dir))
 		sysfs_write(path, "512");
-	for (i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(events); i++) {
 		if (path_fmt(path, sizeof(path), "%s/events/%s/enable", dir,
 			     events[i]))
 			return fail(err, errlen, "path too long: %s", dir);

@@ -36,6 +36,7 @@
 
 #include "alarm.h"
 #include "backoff.h"
+#include "compiler.h"
 #include "devpolicy.h"
 #include "devtiming.h"
 #include "checks.h"
@@ -137,7 +138,7 @@ static unsigned long long now_ns(clockid_t clk)
  * @prio).
  */
 static void logmsg(const struct napd *n, int prio, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+	__printf(3, 4);
 
 static void logmsg(const struct napd *n, int prio, const char *fmt, ...)
 {

@@ -12,13 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler.h"
 #include "fail.h"
 #include "inhibit.h"
 #include "devpolicy.h"
 #include "opts.h"
 #include "sysfs.h"
-
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 const char napd_usage[] =
 "Usage: napd --port PORT [--port PORT]... --wake-dev NETDEV\n"
@@ -120,7 +119,7 @@ struct errs {
 };
 
 static void add_err(struct errs *e, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+	__printf(2, 3);
 
 static void add_err(struct errs *e, const char *fmt, ...)
 {

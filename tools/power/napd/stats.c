@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "compiler.h"
 #include "stats.h"
 
 void stats_init(struct napd_stats *st)
@@ -70,7 +71,7 @@ struct sbuf {
 };
 
 static void put(struct sbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+	__printf(2, 3);
 
 static void put(struct sbuf *b, const char *fmt, ...)
 {

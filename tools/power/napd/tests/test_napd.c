@@ -38,6 +38,7 @@
 #include "alarm.h"
 #include "backoff.h"
 #include "checks.h"
+#include "compiler.h"
 #include "ctl.h"
 #include "diag.h"
 #include "inhibit.h"
@@ -442,7 +443,7 @@ static void test_opts_bad(void)
 	};
 	unsigned int i;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		char *argv[10] = { "napd" }, err[256];
 		struct napd_opts o;
 		int argc = 1, j;
@@ -654,7 +655,7 @@ static void test_irq_resolve(void)
 	CHECK(strstr(src.armed, "all vectors (receive vectors not named apart"));
 	put(interrupts_virtio, "%s/proc/interrupts", t);
 
-	/* empty msi_irqs/: fall through to the irq file */
+	/* empty msi_irqs/: the irq file is used instead */
 	n = irqs_resolve(sys, proc, "eth1", irqs, 8, &src);
 	CHECK(n == 1 && irqs[0] == 10);
 
@@ -867,7 +868,7 @@ static void test_setup_many_nics(void)
 	int j;
 
 	build_bond_tree(t);
-	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(good); i++) {
 		if (setup_devs(t, good[i].devs, &s, err, sizeof(err))) {
 			printf("# %s: %s\n", good[i].devs, err);
 			t_failed = true;
@@ -1518,7 +1519,7 @@ static void test_max_nap_opts(void)
 	CHECK(!parse(&o, err, sizeof(err), "--port", "80", "--wake-dev",
 		     "eth0", NULL));
 	CHECK(o.max_nap_ms == 5000 && o.systemd_timers);
-	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(good); i++) {
 		CHECK(!parse(&o, err, sizeof(err), "--port", "80",
 			     "--wake-dev", "eth0", "--max-nap", good[i].arg,
 			     "--systemd-timers", "no", NULL));
@@ -2021,7 +2022,7 @@ static void test_config_bad(void)
 	};
 	unsigned int i;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		struct napd_opts o;
 		char err[256];
 
@@ -2069,7 +2070,7 @@ static void test_config_all_errors(void)
 
 	napd_parse_opts(&o, 1, (char *[]){ "napd", NULL }, err, sizeof(err));
 	CHECK(napd_parse_config(&o, "c.conf", conf, err, sizeof(err)) == 8);
-	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
 		size_t len = strcspn(p, "\n");
 		char line[256];
 
@@ -2110,7 +2111,7 @@ static void test_opts_new_bad(void)
 	};
 	unsigned int i;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		char *argv[8] = { "napd", "--port", "80", "--wake-dev",
 				  "eth0" }, err[256];
 		struct napd_opts o;
@@ -3565,7 +3566,7 @@ static void settings_snapshot(const char *t, char *buf, size_t size)
 
 	/* get() has four buffers: one at a time */
 	buf[0] = '\0';
-	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(files); i++)
 		len += snprintf(buf + len, size - len, "%s|",
 				get("%s/%s", t, files[i]));
 }
@@ -3609,7 +3610,7 @@ static void test_napd_check_config(void)
 	CHECK(out_has(out, want));
 
 	CHECK(run_napd(check_bad, out, 0) == 2);
-	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(lines); i++) {
 		path_fmt(want, sizeof(want), "\n%s:%d: ", bad, lines[i]);
 		/* the first line of output has no newline before it */
 		CHECK(out_has(out, want + (i == 0)));
@@ -3933,7 +3934,7 @@ static void test_metrics_format(void)
 	st.last_entry_ns = 1700000000123456789LL;
 	st.last_exit_ns = 1700000001500000000LL;
 	CHECK(stats_format_metrics(&st, buf, sizeof(buf)) > 0);
-	for (i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(families); i++) {
 		snprintf(want, sizeof(want), "\n# TYPE %s\n", families[i]);
 		CHECK(strstr(buf, want) || !strncmp(buf, want + 1, strlen(want + 1)));
 		snprintf(want, sizeof(want), "# HELP %.*s ",
@@ -3979,7 +3980,7 @@ static int prom_parse(const char *file, const char *out)
 
 	path_fmt(py, sizeof(py), "%s/prom_parse.py", tmp_root);
 	put(script, "%s", py);
-	for (i = 0; i < sizeof(pythons) / sizeof(pythons[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(pythons); i++) {
 		snprintf(cmd, sizeof(cmd), "%s '%s' '%s' > '%s' 2>&1",
 			 pythons[i], py, file, out);
 		ret = system(cmd);
@@ -4392,7 +4393,7 @@ static void test_devpolicy_config(void)
 	char err[256];
 	unsigned int i;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		napd_parse_opts(&o, 1, (char *[]){ "napd", NULL }, err,
 				sizeof(err));
 		if (napd_parse_config(&o, "bad.conf", bad[i].text, err,
@@ -4482,8 +4483,6 @@ static void test_napd_list_devices(void)
 	CHECK(run_napd(check, out, 0) == 2);
 	CHECK(out_has(out, ":3: bad nap-keep 'disk0'"));
 }
-
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 static void test_preflight_parse(void)
 {
@@ -4773,7 +4772,7 @@ static const struct {
 
 int main(int argc, char *argv[])
 {
-	unsigned int i, n = sizeof(tests) / sizeof(tests[0]);
+	unsigned int i, n = ARRAY_SIZE(tests);
 	int passed = 0, failed = 0, skipped = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -480,11 +480,11 @@ static void test_opts_bad(void)
 
 static void test_interrupts(void)
 {
-	const char *eth0[] = { "eth0", "virtio0" };
-	const char *eth1[] = { "eth1" };
-	const char *v1[] = { "virtio1" };
-	const char *v9[] = { "eth9", "virtio9" };
-	const char *lo[] = { "lo" };
+	static const char * const eth0[] = { "eth0", "virtio0" };
+	static const char * const eth1[] = { "eth1" };
+	static const char * const v1[] = { "virtio1" };
+	static const char * const v9[] = { "eth9", "virtio9" };
+	static const char * const lo[] = { "lo" };
 	unsigned int irqs[8];
 	int n;
 
@@ -925,9 +925,9 @@ static void test_opts_wake_devs(void)
 {
 	struct napd_opts o;
 	char err[512], path[PATH_MAX], devs[64];
-	char *argv[] = { "napd", "--config", path, "--port", "80", NULL };
-	char *cli[] = { "napd", "--config", path, "--wake-dev", "eth7",
-			"--wake-dev", "eth8", NULL };
+	char *const argv[] = { "napd", "--config", path, "--port", "80", NULL };
+	char *const cli[] = { "napd", "--config", path, "--wake-dev", "eth7",
+			      "--wake-dev", "eth8", NULL };
 
 	CHECK(!parse(&o, err, sizeof(err), "--port", "80", "--wake-dev", "eth0",
 		     "--wake-dev", "bond0", "--wake-dev", "eth0", NULL));
@@ -1935,8 +1935,8 @@ static void test_config_good(void)
 		"status-socket = /tmp/x.sock\n";
 	struct napd_opts o;
 	char err[256], path[PATH_MAX];
-	char *argv[] = { "napd", "--config", path, "--idle-ms", "7",
-			 "--process", "make", NULL };
+	char *const argv[] = { "napd", "--config", path, "--idle-ms", "7",
+			       "--process", "make", NULL };
 
 	napd_parse_opts(&o, 1, (char *[]){ "napd", NULL }, err, sizeof(err));
 	CHECK(!napd_parse_config(&o, "t.conf", conf, err, sizeof(err)));
@@ -2576,9 +2576,9 @@ static void check_restored(const char *t)
 
 static void test_napd_exit_codes(void)
 {
-	char *bogus[] = { (char *)napd_bin, "--bogus", NULL };
-	char *help[] = { (char *)napd_bin, "--help", NULL };
-	char *noport[] = { (char *)napd_bin, "--wake-dev", "eth0", NULL };
+	char *const bogus[] = { (char *)napd_bin, "--bogus", NULL };
+	char *const help[] = { (char *)napd_bin, "--help", NULL };
+	char *const noport[] = { (char *)napd_bin, "--wake-dev", "eth0", NULL };
 	char out[PATH_MAX];
 
 	path_fmt(out, sizeof(out), "%s/out-codes", tmp_root);
@@ -2600,8 +2600,8 @@ static void test_napd_naps(void)
 {
 	const char *t = new_tree("run");
 	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX];
-	char *argv[] = { NAPD_ARGS(sys, proc), "--log", "--max-naps", "2",
-			 NULL };
+	char *const argv[] = { NAPD_ARGS(sys, proc), "--log", "--max-naps", "2",
+			       NULL };
 
 	build_tree(t, true);
 	tree_paths(t, sys, proc, out);
@@ -2632,7 +2632,7 @@ static void test_napd_sigterm_busy(void)
 {
 	const char *t = new_tree("busy");
 	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX];
-	char *argv[] = { NAPD_ARGS(sys, proc), NULL };
+	char *const argv[] = { NAPD_ARGS(sys, proc), NULL };
 
 	build_tree(t, true);
 	put(tcp_busy, "%s/proc/net/tcp", t);
@@ -2669,7 +2669,7 @@ static void test_napd_rx_traffic(void)
 	const char *t = new_tree("rx");
 	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], rx[PATH_MAX];
 	/* the later --idle-ms wins */
-	char *argv[] = { NAPD_ARGS(sys, proc), "--idle-ms", "200", NULL };
+	char *const argv[] = { NAPD_ARGS(sys, proc), "--idle-ms", "200", NULL };
 
 	build_tree(t, true);
 	tree_paths(t, sys, proc, out);
@@ -2687,8 +2687,8 @@ static void test_napd_dry_run(void)
 {
 	const char *t = new_tree("dryrun");
 	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX];
-	char *argv[] = { NAPD_ARGS(sys, proc), "--dry-run", "--max-naps",
-			 "1", NULL };
+	char *const argv[] = { NAPD_ARGS(sys, proc), "--dry-run", "--max-naps",
+			       "1", NULL };
 
 	build_tree(t, true);
 	tree_paths(t, sys, proc, out);
@@ -2706,7 +2706,7 @@ static void test_napd_errors(void)
 {
 	const char *t = new_tree("errors");
 	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX];
-	char *argv[] = { NAPD_ARGS(sys, proc), "--max-naps", "1", NULL };
+	char *const argv[] = { NAPD_ARGS(sys, proc), "--max-naps", "1", NULL };
 
 	tree_paths(t, sys, proc, out);
 
@@ -2936,8 +2936,8 @@ static void test_napd_wake_task(void)
 {
 	const char *t = new_tree("task");
 	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], path[PATH_MAX];
-	char *argv[] = { NAPD_ARGS(sys, proc), "--log", "--max-naps", "2",
-			 "--wake-on", "task", NULL };
+	char *const argv[] = { NAPD_ARGS(sys, proc), "--log", "--max-naps", "2",
+			       "--wake-on", "task", NULL };
 
 	build_tree(t, true);
 	put("\n", "%s/sys/power/pseudosleep/last_wake_source", t);
@@ -3474,7 +3474,7 @@ struct status_run {
 	char conf[PATH_MAX];
 	char got[2][2048];
 	long pid;
-	char **argv;
+	char *const *argv;
 	int second_rc;
 	bool second_ok;
 };
@@ -3522,11 +3522,12 @@ static void test_napd_status_reload(void)
 {
 	static struct status_run s;
 	struct fake_run *r = &s.r;
-	char *argv[] = { (char *)napd_bin, "--config", s.conf, "--port",
-			 "80", "--wake-dev", "eth0", "--sysfs-root", r->sys,
-			 "--proc-root", r->proc, "--status-socket", ctl_sock,
-			 "--state-dir", state_dir,
-			 "--log", "--process", "blockme", NULL };
+	char *const argv[] = { (char *)napd_bin, "--config", s.conf, "--port",
+			       "80", "--wake-dev", "eth0",
+			       "--sysfs-root", r->sys, "--proc-root", r->proc,
+			       "--status-socket", ctl_sock,
+			       "--state-dir", state_dir,
+			       "--log", "--process", "blockme", NULL };
 
 	fake_run(r, "status", NULL);
 	s.argv = argv;
@@ -3577,14 +3578,18 @@ static void test_napd_check_config(void)
 	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], good[PATH_MAX];
 	char bad[PATH_MAX], none[PATH_MAX], want[PATH_MAX + 64];
 	char before[2048], after[2048];
-	char *check_good[] = { (char *)napd_bin, "--check-config", good, NULL };
-	char *check_bad[] = { (char *)napd_bin, "--check-config", bad, NULL };
-	char *check_via[] = { (char *)napd_bin, "--config", bad,
-			      "--check-config", NULL };
-	char *check_none[] = { (char *)napd_bin, "--check-config=", NULL };
-	char *check_missing[] = { (char *)napd_bin, "--check-config", none,
-				  NULL };
-	char *start_bad[] = { NAPD_ARGS(sys, proc), "--config", bad, NULL };
+	char *const check_good[] = { (char *)napd_bin, "--check-config", good,
+				     NULL };
+	char *const check_bad[] = { (char *)napd_bin, "--check-config", bad,
+				    NULL };
+	char *const check_via[] = { (char *)napd_bin, "--config", bad,
+				    "--check-config", NULL };
+	char *const check_none[] = { (char *)napd_bin, "--check-config=",
+				     NULL };
+	char *const check_missing[] = { (char *)napd_bin, "--check-config",
+					none, NULL };
+	char *const start_bad[] = { NAPD_ARGS(sys, proc), "--config", bad,
+				    NULL };
 	static const int lines[] = { 2, 3, 4, 5, 7, 9 };
 	unsigned int i;
 
@@ -3682,9 +3687,9 @@ static void test_napd_kill9(void)
 	const char *t = new_tree("kill9");
 	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], file[PATH_MAX];
 	char before[2048], after[2048];
-	char *argv[] = { NAPD_ARGS(sys, proc), "--log", NULL };
-	char *restore[] = { (char *)napd_bin, "--restore", "--state-dir",
-			    state_dir, NULL };
+	char *const argv[] = { NAPD_ARGS(sys, proc), "--log", NULL };
+	char *const restore[] = { (char *)napd_bin, "--restore", "--state-dir",
+				  state_dir, NULL };
 	int status;
 	pid_t pid;
 
@@ -3752,11 +3757,12 @@ static void test_napd_two_nics(void)
 {
 	const char *t = new_tree("twonics");
 	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], rx[PATH_MAX];
-	char *argv[] = { NAPD_ARGS(sys, proc), "--wake-dev", "eth3",
-			 "--wake-on", "irq", "--log", "--idle-ms", "200",
-			 NULL };
-	char *naps[] = { NAPD_ARGS(sys, proc), "--wake-dev", "bond0",
-			 "--wake-on", "irq", "--log", "--max-naps", "1", NULL };
+	char *const argv[] = { NAPD_ARGS(sys, proc), "--wake-dev", "eth3",
+			       "--wake-on", "irq", "--log", "--idle-ms", "200",
+			       NULL };
+	char *const naps[] = { NAPD_ARGS(sys, proc), "--wake-dev", "bond0",
+			       "--wake-on", "irq", "--log", "--max-naps", "1",
+			       NULL };
 
 	build_bond_tree(t);
 	tree_paths(t, sys, proc, out);
@@ -3851,10 +3857,10 @@ static void test_napd_journal(void)
 {
 	const char *t = new_tree("journal");
 	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], bad[PATH_MAX];
-	char *naps[] = { NAPD_ARGS(sys, proc), "--log", "--max-naps", "1",
-			 NULL };
-	char *busy[] = { NAPD_ARGS(sys, proc), "--log", NULL };
-	char *check[] = { (char *)napd_bin, "--check-config", bad, NULL };
+	char *const naps[] = { NAPD_ARGS(sys, proc), "--log", "--max-naps", "1",
+			       NULL };
+	char *const busy[] = { NAPD_ARGS(sys, proc), "--log", NULL };
+	char *const check[] = { (char *)napd_bin, "--check-config", bad, NULL };
 
 	build_tree(t, true);
 	tree_paths(t, sys, proc, out);
@@ -4018,13 +4024,13 @@ static void test_napd_metrics(void)
 	const char *t = new_tree("metrics");
 	char sys[PATH_MAX], proc[PATH_MAX], out[PATH_MAX], prom[PATH_MAX];
 	char parsed[PATH_MAX], tmp[PATH_MAX + 8], before[2048], after[2048];
-	char *naps[] = { NAPD_ARGS(sys, proc), "--metrics-file", prom,
-			 "--max-naps", "2", NULL };
-	char *running[] = { NAPD_ARGS(sys, proc), "--metrics-file", prom,
-			    "--metrics-interval", "1", "--idle-ms", "50",
-			    NULL };
-	char *relative[] = { NAPD_ARGS(sys, proc), "--metrics-file",
-			     "napd.prom", NULL };
+	char *const naps[] = { NAPD_ARGS(sys, proc), "--metrics-file", prom,
+			       "--max-naps", "2", NULL };
+	char *const running[] = { NAPD_ARGS(sys, proc), "--metrics-file", prom,
+				  "--metrics-interval", "1", "--idle-ms", "50",
+				  NULL };
+	char *const relative[] = { NAPD_ARGS(sys, proc), "--metrics-file",
+				   "napd.prom", NULL };
 	struct metrics_run m = { .file = prom };
 	mode_t old_umask;
 	struct stat st;
@@ -4458,9 +4464,10 @@ static void test_napd_list_devices(void)
 {
 	const char *t = new_tree("listdev");
 	char sys[PATH_MAX], out[PATH_MAX], conf[PATH_MAX];
-	char *list[] = { (char *)napd_bin, "--sysfs-root", sys, "--config",
-			 conf, "--list-devices", NULL };
-	char *check[] = { (char *)napd_bin, "--check-config", conf, NULL };
+	char *const list[] = { (char *)napd_bin, "--sysfs-root", sys,
+			       "--config", conf, "--list-devices", NULL };
+	char *const check[] = { (char *)napd_bin, "--check-config", conf,
+				NULL };
 
 	build_server_tree(t);
 	path_fmt(sys, sizeof(sys), "%s/sys", t);

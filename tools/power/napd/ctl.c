@@ -16,15 +16,13 @@
 
 #include "notify.h"
 #include "ctl.h"
+#include "sysfs.h"
 
 static int fill_addr(struct sockaddr_un *sa, const char *path)
 {
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sa->sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa->sun_path, path);
-	return 0;
+	return path_fmt(sa->sun_path, sizeof(sa->sun_path), "%s", path);
 }
 
 int ctl_listen(const char *path, gid_t gid, bool *shared, char *err,

@@ -715,11 +715,12 @@ const char *napd_wake_devs_str(const struct napd_opts *o, char *buf,
 
 char *napd_opts_strdup(struct napd_opts *o, const char *s)
 {
-	struct opt_str *n = malloc(sizeof(*n) + strlen(s) + 1);
+	size_t len = strlen(s) + 1;
+	struct opt_str *n = malloc(sizeof(*n) + len);
 
 	if (!n)
 		return NULL;
-	strcpy(n->s, s);
+	memcpy(n->s, s, len);
 	n->next = o->strs;
 	o->strs = n;
 	return n->s;

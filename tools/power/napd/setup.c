@@ -137,7 +137,8 @@ static int nic_lookup(const char *root, const char *top, const char *dev,
 				    "wake-dev '%s': too many lower devices under '%s'",
 				    top, dev);
 		}
-		strcpy(lower[nr_lower++], de->d_name + 6);
+		snprintf(lower[nr_lower++], sizeof(lower[0]), "%s",
+			 de->d_name + 6);
 	}
 	if (d)
 		closedir(d);

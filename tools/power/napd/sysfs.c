@@ -253,7 +253,7 @@ static int fsync_dir_of(const char *path)
 		return -ENAMETOOLONG;
 	slash = strrchr(dir, '/');
 	if (!slash)
-		strcpy(dir, ".");
+		snprintf(dir, sizeof(dir), ".");
 	else if (slash == dir)
 		dir[1] = '\0';
 	else
@@ -386,7 +386,7 @@ int settings_change(struct settings *st, const char *path, const char *old,
 	for (i = 0; i < st->nr_pending; i++) {
 		if (strcmp(st->pending[i].path, path))
 			continue;
-		strcpy(s->old, st->pending[i].old);
+		memcpy(s->old, st->pending[i].old, sizeof(s->old));
 		st->pending[i] = st->pending[--st->nr_pending];
 		adopted = true;
 		break;

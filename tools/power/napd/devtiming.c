@@ -200,19 +200,20 @@ int devtiming_parse(const char *text, struct devcosts *out)
 			continue;
 		memcpy(l, line, len);
 		l[len] = '\0';
-		is_start = (ev = strstr(l, start_ev)) != NULL;
+		ev = strstr(l, start_ev);
+		is_start = ev;
 		if (is_start) {
 			if (!dev_word(ev + sizeof(start_ev) - 1, ", parent: ",
 				      name, sizeof(name)) ||
 			    !line_ts(l, ev, &ts))
 				continue;
-		} else if ((ev = strstr(l, end_ev))) {
-			if (!dev_word(ev + sizeof(end_ev) - 1, ", err=", name,
+		} else {
+			ev = strstr(l, end_ev);
+			if (!ev ||
+			    !dev_word(ev + sizeof(end_ev) - 1, ", err=", name,
 				      sizeof(name)) ||
 			    !line_ts(l, ev, &ts))
 				continue;
-		} else {
-			continue;
 		}
 		for (i = 0; i < nr_pend; i++)
 			if (!strcmp(pend[i].name, name))
@@ -235,13 +236,13 @@ int devtiming_parse(const char *text, struct devcosts *out)
 		if (is_start) {
 			pe->open = true;
 			pe->start = ts;
-			pe->resume = strstr(ev, "[resume]") != NULL;
+			pe->resume = strstr(ev, "[resume]");
 			/*
 			 * prepare and complete have no ops name (", [");
 			 * the PM core traces them for kept devices too,
 			 * whose callbacks it then skips.
 			 */
-			pe->walk = strstr(ev, ", [") != NULL;
+			pe->walk = strstr(ev, ", [");
 		} else if (pe->open) {
 			struct devcost *c = cost_get(out, name);
 			double ms = (ts - pe->start) * 1000.0;

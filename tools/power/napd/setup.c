@@ -568,7 +568,7 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 				    "cannot keep '%s' awake: %s missing",
 				    nosleep[i].what, nosleep[i].path);
 		napd_log(LOG_WARNING, "%s missing, not keeping '%s' awake",
-			nosleep[i].path, nosleep[i].what);
+			 nosleep[i].path, nosleep[i].what);
 		nosleep[i--] = nosleep[--nr_nosleep];
 	}
 

@@ -364,8 +364,8 @@ bad_nofree:
 			 st->file, lineno);
 	else
 		snprintf(err, errlen,
-			 "%s: no '" SETTINGS_MAGIC "' line; check the settings by hand and remove the file",
-			 st->file);
+			 "%s: no '%s' line; check the settings by hand and remove the file",
+			 st->file, SETTINGS_MAGIC);
 	return -1;
 }
 
@@ -422,12 +422,12 @@ static int restore_one(const struct settings *st, const struct setting *s)
 	err = sysfs_write(s->path, s->old);
 	if (err == -ENOENT) {
 		napd_log(LOG_WARNING, "%s is gone, '%s' not restored",
-			s->path, s->old);
+			 s->path, s->old);
 		return 0;
 	}
 	if (err)
 		napd_log(LOG_ERR, "cannot restore '%s' to %s: %s",
-			s->old, s->path, strerror(-err));
+			 s->old, s->path, strerror(-err));
 	return err;
 }
 

@@ -52,6 +52,8 @@ int parse_proc_stat(const char *text, struct cpu_sample *s)
 {
 	unsigned long long v[10] = { 0 };
 	const char *p = find_line(text, "cpu ");
+	unsigned long running;
+	char *end;
 	int n;
 
 	if (!p)
@@ -65,8 +67,13 @@ int parse_proc_stat(const char *text, struct cpu_sample *s)
 	s->total = s->busy + v[3] + v[4];
 	s->self = 0;
 	p = find_line(text, "procs_running ");
-	if (!p || sscanf(p, "%lu", &s->running) != 1)
+	if (!p)
 		return -1;
+	errno = 0;
+	running = strtoul(p, &end, 10);
+	if (end == p || errno)
+		return -1;
+	s->running = running;
 	return 0;
 }
 
@@ -113,7 +120,8 @@ int parse_diskstats(const char *text, struct disk_sample *s)
 		 * io ticks, weighted ticks; since 4.18 discards (4), since
 		 * 5.5 flushes (2).
 		 */
-		n = sscanf(line, " %u %u %63s %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
+		n = sscanf(line,
+			   " %u %u %63s %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu",
 			   &major, &minor, name, &f[0], &f[1], &f[2], &f[3],
 			   &f[4], &f[5], &f[6], &f[7], &f[8], &f[9], &f[10],
 			   &f[11], &f[12], &f[13], &f[14], &f[15], &f[16]);

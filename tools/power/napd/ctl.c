@@ -16,15 +16,13 @@
 
 #include "notify.h"
 #include "ctl.h"
+#include "sysfs.h"
 
 static int fill_addr(struct sockaddr_un *sa, const char *path)
 {
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof(sa->sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sa->sun_path, path);
-	return 0;
+	return path_fmt(sa->sun_path, sizeof(sa->sun_path), "%s", path);
 }
 
 int ctl_listen(const char *path, gid_t gid, bool *shared, char *err,
@@ -76,7 +74,9 @@ int ctl_listen(const char *path, gid_t gid, bool *shared, char *err,
 			snprintf(err, errlen,
 				 "cannot give %s to group %ld: %s%s", path,
 				 (long)gid, strerror(errno),
-				 errno == EPERM ? " (napd needs CAP_CHOWN and the chown system calls)" : "");
+				 errno == EPERM ?
+				 " (napd needs CAP_CHOWN and the chown system calls)" :
+				 "");
 		else
 			*shared = true;
 	}
@@ -131,7 +131,7 @@ void ctl_serve(int fd, void (*handle)(void *ctx, const char *req,
 			 MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
 		    errno != EPIPE && errno != ECONNRESET)
 			napd_log(LOG_WARNING, "status answer failed: %s",
-				strerror(errno));
+				 strerror(errno));
 		close(c);
 	}
 }
@@ -219,7 +219,8 @@ void ctl_group_name(const char *group_file, long gid, char *buf, size_t size)
 	while (fgets(line, sizeof(line), f)) {
 		char *c1 = strchr(line, ':'), *c2, *end;
 
-		if (!c1 || !(c2 = strchr(c1 + 1, ':')))
+		c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
 			continue;
 		if (strtol(c2 + 1, &end, 10) == gid && end != c2 + 1 &&
 		    *end == ':') {

@@ -70,14 +70,17 @@ int devpolicy_keep_opts(struct napd_opts *fresh, const struct napd_opts *old)
 	fresh->nr_nap_keep = old->nr_nap_keep;
 	fresh->nr_nap_suspend = old->nr_nap_suspend;
 	/* Copies: the old strings go with the old settings. */
-	for (i = 0; i < old->nr_nap_keep; i++)
-		if (!(fresh->nap_keep[i] = napd_opts_strdup(fresh,
-							    old->nap_keep[i])))
+	for (i = 0; i < old->nr_nap_keep; i++) {
+		fresh->nap_keep[i] = napd_opts_strdup(fresh, old->nap_keep[i]);
+		if (!fresh->nap_keep[i])
 			return -1;
-	for (i = 0; i < old->nr_nap_suspend; i++)
-		if (!(fresh->nap_suspend[i] =
-		      napd_opts_strdup(fresh, old->nap_suspend[i])))
+	}
+	for (i = 0; i < old->nr_nap_suspend; i++) {
+		fresh->nap_suspend[i] = napd_opts_strdup(fresh,
+							 old->nap_suspend[i]);
+		if (!fresh->nap_suspend[i])
 			return -1;
+	}
 	return changed;
 }
 
@@ -429,9 +432,11 @@ const char *dev_why_str(const struct devtree *t, int i, char *buf,
 
 	switch (d->why) {
 	case WHY_DEFAULT:
-		snprintf(buf, size, "%s", d->rpm_suspended ?
-			 "default; runtime-suspended already (the nap may skip it: direct_complete)" :
-			 "default: no rule keeps it");
+		if (d->rpm_suspended)
+			snprintf(buf, size,
+				 "default; runtime-suspended already (the nap may skip it: direct_complete)");
+		else
+			snprintf(buf, size, "default: no rule keeps it");
 		break;
 	case WHY_USB_HOST:
 		snprintf(buf, size, "class rule: USB host controller%s",
@@ -531,12 +536,19 @@ int devpolicy_list(const struct napd_opts *o, FILE *out)
 		return 1;
 	}
 	ret = devtiming_read(o->sysfs_root, &costs);
-	fprintf(out, "# device policy %s; nap costs: %s\n",
-		o->dev_policy == NAPD_POLICY_LEAN ? "lean" : "all",
-		ret == -ENOENT ? "none (no trace instance: napd is not running, or could not make one at start; see its log)" :
-		ret ? strerror(-ret) :
-		costs.naps ? "the last nap in tracing/instances/" DEVTIMING_INSTANCE " (ms of system-sleep callbacks; -: none ran)" :
-		"no nap yet");
+	fprintf(out, "# device policy %s; nap costs: ",
+		o->dev_policy == NAPD_POLICY_LEAN ? "lean" : "all");
+	if (ret == -ENOENT)
+		fprintf(out, "%s\n",
+			"none (no trace instance: napd is not running, or could not make one at start; see its log)");
+	else if (ret)
+		fprintf(out, "%s\n", strerror(-ret));
+	else if (costs.naps)
+		fprintf(out,
+			"the last nap in tracing/instances/%s (ms of system-sleep callbacks; -: none ran)\n",
+			DEVTIMING_INSTANCE);
+	else
+		fprintf(out, "no nap yet\n");
 	fprintf(out, "%-44s %-7s %10s %10s  %s\n", "DEVICE", "NAP",
 		"SUSPEND_MS", "RESUME_MS", "WHY");
 	for (i = 0; i < t.nr; i++) {

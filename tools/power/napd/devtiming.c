@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compiler.h"
 #include "fail.h"
 #include "devtiming.h"
 #include "sysfs.h"
@@ -60,7 +61,7 @@ int devtiming_start(const char *root, char *err, size_t errlen)
 	/* Room for a few naps' events on a server; old ones overwritten. */
 	if (!path_fmt(path, sizeof(path), "%s/buffer_size_kb", dir))
 		sysfs_write(path, "512");
-	for (i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(events); i++) {
 		if (path_fmt(path, sizeof(path), "%s/events/%s/enable", dir,
 			     events[i]))
 			return fail(err, errlen, "path too long: %s", dir);
@@ -199,19 +200,20 @@ int devtiming_parse(const char *text, struct devcosts *out)
 			continue;
 		memcpy(l, line, len);
 		l[len] = '\0';
-		is_start = (ev = strstr(l, start_ev)) != NULL;
+		ev = strstr(l, start_ev);
+		is_start = ev;
 		if (is_start) {
 			if (!dev_word(ev + sizeof(start_ev) - 1, ", parent: ",
 				      name, sizeof(name)) ||
 			    !line_ts(l, ev, &ts))
 				continue;
-		} else if ((ev = strstr(l, end_ev))) {
-			if (!dev_word(ev + sizeof(end_ev) - 1, ", err=", name,
+		} else {
+			ev = strstr(l, end_ev);
+			if (!ev ||
+			    !dev_word(ev + sizeof(end_ev) - 1, ", err=", name,
 				      sizeof(name)) ||
 			    !line_ts(l, ev, &ts))
 				continue;
-		} else {
-			continue;
 		}
 		for (i = 0; i < nr_pend; i++)
 			if (!strcmp(pend[i].name, name))
@@ -234,13 +236,13 @@ int devtiming_parse(const char *text, struct devcosts *out)
 		if (is_start) {
 			pe->open = true;
 			pe->start = ts;
-			pe->resume = strstr(ev, "[resume]") != NULL;
+			pe->resume = strstr(ev, "[resume]");
 			/*
 			 * prepare and complete have no ops name (", [");
 			 * the PM core traces them for kept devices too,
 			 * whose callbacks it then skips.
 			 */
-			pe->walk = strstr(ev, ", [") != NULL;
+			pe->walk = strstr(ev, ", [");
 		} else if (pe->open) {
 			struct devcost *c = cost_get(out, name);
 			double ms = (ts - pe->start) * 1000.0;

@@ -22,8 +22,8 @@ struct devcost {
 	char name[64];		/* dev_name() as the event gives it */
 	double suspend_ms;	/* callbacks of the suspend phases */
 	double resume_ms;	/* and of the resume phases */
-	int callbacks;		/* that ran a PM callback (not only the
-				 * PM core's prepare or complete walk) */
+	/* Events that ran a PM callback, not only the PM core's walk. */
+	int callbacks;
 };
 
 struct devcosts {

@@ -225,7 +225,8 @@ int diag_tcp_count(struct diag *d, const unsigned short *ports, int nr,
 {
 	struct count_ctx cc = { ports, nr, idle_ms, c };
 
-	c->busy = c->idle = 0;
+	c->busy = 0;
+	c->idle = 0;
 	return dump(d, IPPROTO_TCP, busy_states(),
 		    1 << (INET_DIAG_INFO - 1), count_msg, &cc);
 }

@@ -5,8 +5,10 @@
 
 #include <stddef.h>
 
+#include "compiler.h"
+
 /* Format the message into @err (@errlen bytes); returns -1. */
-__attribute__((format(printf, 3, 4)))
+__printf(3, 4)
 int fail(char *err, size_t errlen, const char *fmt, ...);
 
 #endif

@@ -71,8 +71,8 @@ int main(int argc, char *argv[])
 	} else if (!strcmp(cmd, "pause")) {
 		if (i + 1 < argc)
 			return bad_usage("pause takes one DURATION at most%s", "");
-		if (i < argc && (napd_parse_duration_ms(argv[i], PAUSE_MS_MAX,
-							 &ms) || !ms))
+		if (i < argc &&
+		    (napd_parse_duration_ms(argv[i], PAUSE_MS_MAX, &ms) || !ms))
 			return bad_usage("bad DURATION '%s' (500ms, 5s, 10min, 2h; up to 30 days)",
 					 argv[i]);
 		if (i < argc)

@@ -20,11 +20,13 @@
  * a blocked read or write returns EINTR and the loop notices.  SIGHUP
  * reloads the config file.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,7 @@
 
 #include "alarm.h"
 #include "backoff.h"
+#include "compiler.h"
 #include "devpolicy.h"
 #include "devtiming.h"
 #include "checks.h"
@@ -53,7 +56,12 @@
 #include "watch.h"
 #include "wcount.h"
 
-static volatile sig_atomic_t stop, reload;
+/*
+ * Set by on_signal(): lock-free atomics, which C11 lets a signal handler
+ * write as it does a volatile sig_atomic_t.
+ */
+static atomic_int stop, reload;
+static_assert(ATOMIC_INT_LOCK_FREE == 2, "signal flags must be lock-free");
 
 static void on_signal(int sig)
 {
@@ -137,7 +145,7 @@ static unsigned long long now_ns(clockid_t clk)
  * @prio).
  */
 static void logmsg(const struct napd *n, int prio, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+	__printf(3, 4);
 
 static void logmsg(const struct napd *n, int prio, const char *fmt, ...)
 {
@@ -311,7 +319,7 @@ static int conn_busy(struct napd *n)
 			return c.busy;
 		}
 		napd_log(LOG_WARNING, "sock_diag failed (%s), reading %s",
-			strerror(-ret), n->tcp[0]);
+			 strerror(-ret), n->tcp[0]);
 		diag_close(&n->diag);
 		n->use_diag = false;
 	}
@@ -471,7 +479,7 @@ static int sample(struct napd *n, struct cpu_sample *cpu,
 }
 
 /* napctl pause in force?  The reason goes to n->why. */
-static bool paused(struct napd *n)
+static bool pause_in_force(struct napd *n)
 {
 	unsigned long long now = now_ns(CLOCK_MONOTONIC);
 
@@ -550,8 +558,9 @@ static int idle_checks(struct napd *n)
 	 * while), so it is never idle.
 	 */
 	base = cpu_base(n, &cpu, &base_at);
-	if (o->cpu_max < 100 && !base && (cpu.total == n->cpu0.total ||
-	    now_ns(CLOCK_MONOTONIC) - n->quiet_since < CPU_WINDOW_MAX_NS))
+	if (o->cpu_max < 100 && !base &&
+	    (cpu.total == n->cpu0.total ||
+	     now_ns(CLOCK_MONOTONIC) - n->quiet_since < CPU_WINDOW_MAX_NS))
 		return CHECK_WAIT;
 	use = cpu_use_permille(base ? base : &n->cpu0, &cpu);
 	ret = o->nr_procs ? find_process(o->proc_root, o->procs, o->nr_procs,
@@ -560,7 +569,7 @@ static int idle_checks(struct napd *n)
 		return CHECK_ERR(ret);
 	if (backing_off(n)) {
 		check = CHECK_BACKOFF;
-	} else if (paused(n)) {
+	} else if (pause_in_force(n)) {
 		check = CHECK_PAUSED;
 	} else if (inhibited(n)) {
 		check = CHECK_INHIBITOR;
@@ -717,9 +726,9 @@ static void update_metrics(struct napd *n, bool force)
 {
 	int ret;
 
-	if (!n->o->metrics_file || (!force &&
-	    now_ns(CLOCK_MONOTONIC) - n->metrics_at <
-	    n->o->metrics_interval * 1000000000ULL))
+	if (!n->o->metrics_file ||
+	    (!force && now_ns(CLOCK_MONOTONIC) - n->metrics_at <
+		       n->o->metrics_interval * 1000000000ULL))
 		return;
 	ret = write_metrics(n);
 	if (ret && !n->metrics_failing)
@@ -740,10 +749,11 @@ static void update_timers(struct napd *n)
 	unsigned long long rt = now_ns(CLOCK_REALTIME) / 1000;
 	int ret;
 
-	if (!n->timers_on || (n->timers_at &&
-	    (now - n->timers_at < TIMERS_MIN_NS ||
-	     (now - n->timers_at < TIMERS_MAX_NS &&
-	      (!n->timer_us || rt < n->timer_us)))))
+	if (!n->timers_on ||
+	    (n->timers_at &&
+	     (now - n->timers_at < TIMERS_MIN_NS ||
+	      (now - n->timers_at < TIMERS_MAX_NS &&
+	       (!n->timer_us || rt < n->timer_us)))))
 		return;
 	n->timers_at = now;
 	ret = timers_query("systemctl", rt, TIMERS_TIMEOUT_MS, &n->timer_us);
@@ -754,7 +764,8 @@ static void update_timers(struct napd *n)
 	if (ret) {
 		n->timer_us = 0;
 		if (!n->timers_failing)
-			napd_log(LOG_WARNING, "cannot list systemd timers (systemctl list-timers): %s; naps are bounded by max-nap only",
+			napd_log(LOG_WARNING,
+				 "cannot list systemd timers (systemctl list-timers): %s; naps are bounded by max-nap only",
 				 strerror(-ret));
 		n->timers_failing = true;
 		return;
@@ -913,7 +924,7 @@ static int attempt(struct napd *n)
 		return NAP_SKIPPED;
 	if (ret < 0) {
 		napd_log(LOG_ERR, "cannot read %s: %s",
-			s->wakeup_count, strerror(-ret));
+			 s->wakeup_count, strerror(-ret));
 		return ret;
 	}
 
@@ -924,7 +935,7 @@ static int attempt(struct napd *n)
 	ret = activity(n, true);
 	if (ret <= CHECK_ERR(0)) {
 		napd_log(LOG_ERR, "cannot check for activity: %s",
-			strerror(-(ret - CHECK_ERR(0))));
+			 strerror(-(ret - CHECK_ERR(0))));
 		return ret - CHECK_ERR(0);
 	}
 	if (ret >= 0) {
@@ -950,7 +961,7 @@ static int attempt(struct napd *n)
 		return NAP_SKIPPED;
 	if (ret) {
 		napd_log(LOG_ERR, "cannot write %s: %s",
-			s->wakeup_count, strerror(-ret));
+			 s->wakeup_count, strerror(-ret));
 		return ret;
 	}
 
@@ -990,7 +1001,7 @@ static int attempt(struct napd *n)
 	if (ret == -EINTR)
 		return NAP_SKIPPED;
 	napd_log(LOG_ERR, "cannot write 'mem' to %s: %s", s->state,
-		strerror(-ret));
+		 strerror(-ret));
 	return ret;
 }
 
@@ -1051,7 +1062,7 @@ static void handle_ctl(void *ctx, const char *req, char *answer, size_t size)
 	unsigned long ms;
 
 	if (!*req || !strcmp(req, "status")) {
-		paused(n);	/* an expired pause ends here too */
+		pause_in_force(n);	/* an expired pause ends here too */
 		n->stats.pause_left_ms = !n->paused ? -1 : !n->pause_until ?
 			-2 : (long long)((n->pause_until - now) / 1000000);
 		if (stats_format_status(&n->stats, getpid(), n->o->idle_ms,
@@ -1142,7 +1153,8 @@ static void do_reload(struct napd *n)
 	    strcmp(fresh.proc_root, o->proc_root) ||
 	    strcmp(fresh.status_socket, o->status_socket) ||
 	    fresh.dry_run != o->dry_run)
-		napd_log(LOG_WARNING, "reload: wake-dev, mode, keep-awake, sysfs-root, proc-root, status-socket and dry-run take a restart; kept");
+		napd_log(LOG_WARNING,
+			 "reload: wake-dev, mode, keep-awake, sysfs-root, proc-root, status-socket and dry-run take a restart; kept");
 	/* Copies: the old strings go with the old settings. */
 	for (i = 0; i < o->nr_wake_devs; i++)
 		fresh.wake_devs[i] = napd_opts_strdup(&fresh, o->wake_devs[i]);
@@ -1157,7 +1169,8 @@ static void do_reload(struct napd *n)
 	fresh.dry_run = o->dry_run;
 	ret = devpolicy_keep_opts(&fresh, o);
 	if (ret > 0)
-		napd_log(LOG_WARNING, "reload: device-policy, nap-keep and nap-suspend take a restart; kept");
+		napd_log(LOG_WARNING,
+			 "reload: device-policy, nap-keep and nap-suspend take a restart; kept");
 	ok = ret >= 0 && fresh.sysfs_root && fresh.proc_root &&
 	     fresh.status_socket;
 	for (i = 0; i < fresh.nr_wake_devs; i++)
@@ -1172,7 +1185,8 @@ static void do_reload(struct napd *n)
 	if (n->alarm_fd < 0 && !o->dry_run &&
 	    (fresh.max_nap_ms || fresh.systemd_timers) &&
 	    !o->max_nap_ms && !o->systemd_timers)
-		napd_log(LOG_WARNING, "reload: max-nap and systemd-timers, off at start, take a restart");
+		napd_log(LOG_WARNING,
+			 "reload: max-nap and systemd-timers, off at start, take a restart");
 	napd_opts_free(o);
 	*o = fresh;
 	n->timers_on = n->alarm_fd >= 0 && o->systemd_timers &&
@@ -1181,9 +1195,10 @@ static void do_reload(struct napd *n)
 	n->watchdog_at = 0;
 	n->sampled = false;
 	n->conn_clean = false;	/* the ports may have changed */
-	napd_log(LOG_INFO, "reloaded: idle %lu ms, cpu-max %lu%%, runnable-max %lu, %d process name%s",
-		o->idle_ms, o->cpu_max, o->runnable_max, o->nr_procs,
-		o->nr_procs == 1 ? "" : "s");
+	napd_log(LOG_INFO,
+		 "reloaded: idle %lu ms, cpu-max %lu%%, runnable-max %lu, %d process name%s",
+		 o->idle_ms, o->cpu_max, o->runnable_max, o->nr_procs,
+		 o->nr_procs == 1 ? "" : "s");
 	snprintf(status, sizeof(status), "reloaded: idle %lu ms", o->idle_ms);
 	notify(false, false, status);
 }
@@ -1303,7 +1318,7 @@ fatal:
 	ret -= CHECK_ERR(0);
 fatal_errno:
 	napd_log(LOG_ERR, "cannot check for activity: %s",
-		strerror(-ret));
+		 strerror(-ret));
 	return ret;
 }
 
@@ -1346,7 +1361,7 @@ static int start(struct napd *n)
 				    O_RDONLY | O_CLOEXEC);
 		if (n->rx_fds[i] < 0) {
 			napd_log(LOG_ERR, "cannot open %s: %s",
-				n->setup.rx_packets[i], strerror(errno));
+				 n->setup.rx_packets[i], strerror(errno));
 			return -1;
 		}
 	}
@@ -1355,7 +1370,7 @@ static int start(struct napd *n)
 		if (path_fmt(path6, sizeof(path6), "%s/net/snmp6",
 			     o->proc_root)) {
 			napd_log(LOG_ERR, "path too long under %s",
-				o->proc_root);
+				 o->proc_root);
 			return -1;
 		}
 		n->rx6_fd = open(path6, O_RDONLY | O_CLOEXEC);
@@ -1370,8 +1385,8 @@ static int start(struct napd *n)
 	}
 	if (read_rx(n, &n->last_rx)) {
 		napd_log(LOG_ERR, "cannot read %s%s",
-			n->setup.rx_packets[0],
-			n->setup.nr_rx > 1 ? " or another wake device's" : "");
+			 n->setup.rx_packets[0],
+			 n->setup.nr_rx > 1 ? " or another wake device's" : "");
 		return -1;
 	}
 	if (path_fmt(n->tcp[0], sizeof(n->tcp[0]), "%s/net/tcp",
@@ -1396,7 +1411,7 @@ static int start(struct napd *n)
 	ret = conn_busy(n);
 	if (ret < 0) {
 		napd_log(LOG_ERR, "cannot list TCP connections: %s",
-			strerror(-ret));
+			 strerror(-ret));
 		return -1;
 	}
 	n->have_net_dev = path_exists(n->net_dev);
@@ -1404,11 +1419,11 @@ static int start(struct napd *n)
 	n->have_diskstats = path_exists(n->diskstats_path);
 	if (!n->have_diskstats && o->disk_check)
 		napd_log(LOG_NOTICE, "no %s, not checking disk I/O",
-			n->diskstats_path);
+			 n->diskstats_path);
 	ret = sample(n, &n->cpu0, &n->disk0);
 	if (ret) {
 		napd_log(LOG_ERR, "cannot read %s or %s: %s",
-			n->stat_path, n->diskstats_path, strerror(-ret));
+			 n->stat_path, n->diskstats_path, strerror(-ret));
 		return -1;
 	}
 
@@ -1420,7 +1435,8 @@ static int start(struct napd *n)
 	for (i = 0; i < s->nr_nics; i++)
 		snprintf(nics + strlen(nics), sizeof(nics) - strlen(nics),
 			 "%s%s", i ? "," : "", s->nics[i]);
-	logmsg(n, LOG_INFO, "mode %s, idle %lu ms, wake device%s %s, wake irqs %s (from %s), connections via %s",
+	logmsg(n, LOG_INFO,
+	       "mode %s, idle %lu ms, wake device%s %s, wake irqs %s (from %s), connections via %s",
 	       napd_mode_name(o->mode), o->idle_ms,
 	       o->nr_wake_devs == 1 ? "" : "s",
 	       napd_wake_devs_str(o, devs, sizeof(devs)),
@@ -1458,10 +1474,12 @@ static int start(struct napd *n)
 	logmsg(n, LOG_INFO, "logind sleep inhibitors: %s; status socket %s",
 	       o->inhibitors ? o->inhibit_dir : "ignored", o->status_socket);
 	if (o->mode == NAPD_MODE_PSEUDO)
-		logmsg(n, LOG_INFO, "device policy %s: %d device%s kept awake by its rules (napd --list-devices)",
+		logmsg(n, LOG_INFO,
+		       "device policy %s: %d device%s kept awake by its rules (napd --list-devices)",
 		       o->dev_policy == NAPD_POLICY_LEAN ? "lean" : "all",
 		       s->nr_policy, s->nr_policy == 1 ? "" : "s");
-	logmsg(n, LOG_INFO, "idle checks: cpu-max %lu%%, runnable-max %lu, disk %s, %d process name%s, %d UDP port%s",
+	logmsg(n, LOG_INFO,
+	       "idle checks: cpu-max %lu%%, runnable-max %lu, disk %s, %d process name%s, %d UDP port%s",
 	       o->cpu_max, o->runnable_max,
 	       o->disk_check && n->have_diskstats ? "yes" : "no",
 	       o->nr_procs, o->nr_procs == 1 ? "" : "s", o->nr_udp_ports,
@@ -1511,7 +1529,7 @@ static int restore_saved(const struct napd_opts *o)
 			napd_log(LOG_ERR, "%s", err);
 		else
 			napd_log(LOG_INFO, "nothing to restore: no %s",
-				st.file);
+				 st.file);
 		if (fd >= 0)
 			close(fd);
 		return n < 0;
@@ -1521,11 +1539,11 @@ static int restore_saved(const struct napd_opts *o)
 		close(fd);
 	if (ret) {
 		napd_log(LOG_ERR, "restoring from %s failed: %s; the file is kept",
-			st.file, strerror(-ret));
+			 st.file, strerror(-ret));
 		return 1;
 	}
 	napd_log(LOG_INFO, "restored %d setting%s from %s", n,
-		n == 1 ? "" : "s", st.file);
+		 n == 1 ? "" : "s", st.file);
 	return 0;
 }
 
@@ -1542,11 +1560,13 @@ static int open_alarm(struct napd *n)
 		return 0;
 	n->alarm_fd = alarm_open();
 	if (n->alarm_fd == -EPERM) {
-		napd_log(LOG_ERR, "max-nap and systemd-timers need CAP_WAKE_ALARM for an alarm timer (CLOCK_BOOTTIME_ALARM); run napd as root with it, or set max-nap = 0 and systemd-timers = no for unbounded naps");
+		napd_log(LOG_ERR,
+			 "max-nap and systemd-timers need CAP_WAKE_ALARM for an alarm timer (CLOCK_BOOTTIME_ALARM); run napd as root with it, or set max-nap = 0 and systemd-timers = no for unbounded naps");
 		return -1;
 	}
 	if (n->alarm_fd < 0) {
-		napd_log(LOG_WARNING, "no alarm timer (CLOCK_BOOTTIME_ALARM: %s): naps are not bounded",
+		napd_log(LOG_WARNING,
+			 "no alarm timer (CLOCK_BOOTTIME_ALARM: %s): naps are not bounded",
 			 strerror(-n->alarm_fd));
 		n->alarm_fd = -1;
 		return 0;
@@ -1702,9 +1722,10 @@ int main(int argc, char *argv[])
 		return 1;
 	}
 	if (n.setup.recovered)
-		napd_log(LOG_WARNING, "%s: the originals of %d setting%s, left by a napd that did not stop cleanly, are taken as the originals",
-			n.setup.settings.file, n.setup.recovered,
-			n.setup.recovered == 1 ? "" : "s");
+		napd_log(LOG_WARNING,
+			 "%s: the originals of %d setting%s, left by a napd that did not stop cleanly, are taken as the originals",
+			 n.setup.settings.file, n.setup.recovered,
+			 n.setup.recovered == 1 ? "" : "s");
 
 	/* Per-device nap costs for --list-devices: nice to have. */
 	if (!o.dry_run && o.mode == NAPD_MODE_PSEUDO &&

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <syslog.h>	/* LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG ... */
 
+#include "compiler.h"
+
 /*
  * Format a message: READY=1 and STOPPING=1 lines if asked, then
  * STATUS=@status (newlines made spaces) unless NULL.  Returns the length,
@@ -45,6 +47,6 @@ const char *log_prio(int prio);
 
 /* One line on stderr at priority @prio, after log_prefix(). */
 void napd_log(int prio, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+	__printf(2, 3);
 
 #endif /* NAPD_NOTIFY_H */

@@ -12,13 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler.h"
 #include "fail.h"
 #include "inhibit.h"
 #include "devpolicy.h"
 #include "opts.h"
 #include "sysfs.h"
-
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 const char napd_usage[] =
 "Usage: napd --port PORT [--port PORT]... --wake-dev NETDEV\n"
@@ -120,7 +119,7 @@ struct errs {
 };
 
 static void add_err(struct errs *e, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+	__printf(2, 3);
 
 static void add_err(struct errs *e, const char *fmt, ...)
 {
@@ -716,11 +715,12 @@ const char *napd_wake_devs_str(const struct napd_opts *o, char *buf,
 
 char *napd_opts_strdup(struct napd_opts *o, const char *s)
 {
-	struct opt_str *n = malloc(sizeof(*n) + strlen(s) + 1);
+	size_t len = strlen(s) + 1;
+	struct opt_str *n = malloc(sizeof(*n) + len);
 
 	if (!n)
 		return NULL;
-	strcpy(n->s, s);
+	memcpy(n->s, s, len);
 	n->next = o->strs;
 	o->strs = n;
 	return n->s;

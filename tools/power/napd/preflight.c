@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <linux/capability.h>
 
+#include "compiler.h"
 #include "devpolicy.h"
 #include "irqs.h"
 #include "preflight.h"
@@ -30,8 +31,6 @@
 #include "watch.h"
 
 #define MAX_NETDEVS	64
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-
 struct pf {
 	FILE *out;
 	const struct napd_opts *o;

@@ -137,7 +137,8 @@ static int nic_lookup(const char *root, const char *top, const char *dev,
 				    "wake-dev '%s': too many lower devices under '%s'",
 				    top, dev);
 		}
-		strcpy(lower[nr_lower++], de->d_name + 6);
+		snprintf(lower[nr_lower++], sizeof(lower[0]), "%s",
+			 de->d_name + 6);
 	}
 	if (d)
 		closedir(d);
@@ -567,7 +568,7 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 				    "cannot keep '%s' awake: %s missing",
 				    nosleep[i].what, nosleep[i].path);
 		napd_log(LOG_WARNING, "%s missing, not keeping '%s' awake",
-			nosleep[i].path, nosleep[i].what);
+			 nosleep[i].path, nosleep[i].what);
 		nosleep[i--] = nosleep[--nr_nosleep];
 	}
 

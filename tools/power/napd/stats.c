@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "compiler.h"
 #include "stats.h"
 
 void stats_init(struct napd_stats *st)
@@ -39,9 +40,9 @@ void stats_print_json(const struct napd_stats *st, FILE *f)
 	const char *sep;
 	int i;
 
-	fprintf(f, "{\"naps\":%lu,\"aborted\":%lu,\"handshake_refused\":%lu,"
-		"\"nap_ns\":%llu,\"wake_irqs\":{", st->naps, st->aborted,
-		st->refused, st->nap_ns);
+	fprintf(f, "{\"naps\":%lu,\"aborted\":%lu,\"handshake_refused\":%lu,",
+		st->naps, st->aborted, st->refused);
+	fprintf(f, "\"nap_ns\":%llu,\"wake_irqs\":{", st->nap_ns);
 	for (i = 0; i < st->nr_wake; i++)
 		fprintf(f, "%s\"%u\":%lu", i ? "," : "", st->wake[i].irq,
 			st->wake[i].count);
@@ -70,7 +71,7 @@ struct sbuf {
 };
 
 static void put(struct sbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+	__printf(2, 3);
 
 static void put(struct sbuf *b, const char *fmt, ...)
 {
@@ -121,11 +122,11 @@ int stats_format_status(const struct napd_stats *st, long pid,
 
 	if (!size)
 		return -1;
-	put(&b, "{\"pid\":%ld,\"idle_ms\":%lu,\"naps\":%lu,\"aborted\":%lu,"
-	    "\"handshake_refused\":%lu,\"asleep_ns\":%llu,\"alarm_wakes\":%lu,"
-	    "\"paused\":",
-	    pid, idle_ms, st->naps, st->aborted, st->refused, st->nap_ns,
-	    st->alarm_wakes);
+	put(&b, "{\"pid\":%ld,\"idle_ms\":%lu,\"naps\":%lu,\"aborted\":%lu,",
+	    pid, idle_ms, st->naps, st->aborted);
+	put(&b, "\"handshake_refused\":%lu,\"asleep_ns\":%llu,",
+	    st->refused, st->nap_ns);
+	put(&b, "\"alarm_wakes\":%lu,\"paused\":", st->alarm_wakes);
 	if (st->pause_left_ms == -1)
 		put(&b, "null");
 	else if (st->pause_left_ms < 0)

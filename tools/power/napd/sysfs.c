@@ -253,7 +253,7 @@ static int fsync_dir_of(const char *path)
 		return -ENAMETOOLONG;
 	slash = strrchr(dir, '/');
 	if (!slash)
-		strcpy(dir, ".");
+		snprintf(dir, sizeof(dir), ".");
 	else if (slash == dir)
 		dir[1] = '\0';
 	else
@@ -364,8 +364,8 @@ bad_nofree:
 			 st->file, lineno);
 	else
 		snprintf(err, errlen,
-			 "%s: no '" SETTINGS_MAGIC "' line; check the settings by hand and remove the file",
-			 st->file);
+			 "%s: no '%s' line; check the settings by hand and remove the file",
+			 st->file, SETTINGS_MAGIC);
 	return -1;
 }
 
@@ -386,7 +386,7 @@ int settings_change(struct settings *st, const char *path, const char *old,
 	for (i = 0; i < st->nr_pending; i++) {
 		if (strcmp(st->pending[i].path, path))
 			continue;
-		strcpy(s->old, st->pending[i].old);
+		memcpy(s->old, st->pending[i].old, sizeof(s->old));
 		st->pending[i] = st->pending[--st->nr_pending];
 		adopted = true;
 		break;
@@ -422,12 +422,12 @@ static int restore_one(const struct settings *st, const struct setting *s)
 	err = sysfs_write(s->path, s->old);
 	if (err == -ENOENT) {
 		napd_log(LOG_WARNING, "%s is gone, '%s' not restored",
-			s->path, s->old);
+			 s->path, s->old);
 		return 0;
 	}
 	if (err)
 		napd_log(LOG_ERR, "cannot restore '%s' to %s: %s",
-			s->old, s->path, strerror(-err));
+			 s->old, s->path, strerror(-err));
 	return err;
 }
 

@@ -10,9 +10,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "compiler.h"
+
 /* snprintf() into @out; returns -ENAMETOOLONG instead of truncating. */
 int path_fmt(char *out, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+	__printf(3, 4);
 
 /*
  * Read a small file into @buf, NUL terminated, one trailing newline

@@ -21,9 +21,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "compiler.h"
 #include "timers.h"
-
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 bool timers_systemd_booted(const char *run)
 {

@@ -110,7 +110,7 @@ TEST_F(wake_irq, rejects_malformed)
 	snprintf(before, sizeof(before), "%d", a);
 	ASSERT_EQ(0, ps_write(WAKE_IRQ, before));
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
 		expect_rejected(_metadata, bad[i], before);
 
 	/* An IRQ that exists but has no handler. */
@@ -152,7 +152,7 @@ TEST(stats_files_exist)
 
 	if (!ps_have_pseudosleep())
 		SKIP(return, "kernel without CONFIG_PM_PSEUDOSLEEP");
-	for (i = 0; i < sizeof(stat_files) / sizeof(stat_files[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(stat_files); i++) {
 		snprintf(path, sizeof(path), PS_STATS "%s", stat_files[i]);
 		ASSERT_EQ(0, stat(path, &st)) TH_LOG("%s missing", path);
 		EXPECT_EQ(0444, st.st_mode & 0777) TH_LOG("%s mode", path);
@@ -189,7 +189,7 @@ TEST(root_only_writes)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("file %d writable by nobody",
-						   WEXITSTATUS(status) - 10);
+						 WEXITSTATUS(status) - 10);
 }
 
 /* Each of @bad fails with @err and leaves @path reading @keep. */

@@ -242,7 +242,7 @@ TEST_F(nap, armed_rtc_alarm_ends_nap)
 	 */
 	v = ps_read_num(PS_STATS "spurious_wakeups");
 	EXPECT_LT(0, v) TH_LOG("no interrupt was filtered during the nap");
-	for (i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(phases); i++) {
 		snprintf(path, sizeof(path), PS_STATS "%s", phases[i]);
 		EXPECT_LE(0, ps_read_num(path)) TH_LOG("%s", path);
 	}

@@ -332,6 +332,7 @@ class Boot:
         self.phase_ended = {}
         self.fuzz = {}
         self.work = {"sources": {}, "stats": None, "napd": []}
+        self.clocks = {}     # tag -> {"start"|"end": (host, boot, mono)}
         self.console = ""
         self.duration = 0
         self.nic = None
@@ -499,6 +500,12 @@ class Boot:
                 "latency_ns": int(m.group(4)) if m.group(4) else None,
                 "spurious": int(m.group(5)) if m.group(5) else None})
             return
+        m = re.match(r"^CLOCK (\S+) (start|end) ([\d.]+) ?([\d.]*)\s*$", line)
+        if m:
+            self.clocks.setdefault(m.group(1), {})[m.group(2)] = (
+                time.monotonic(), float(m.group(3)),
+                float(m.group(4)) if m.group(4) else None)
+            return
         m = re.match(r"^WORKNAP (\S+)$", line)
         if m:
             src = self.work["sources"]
@@ -589,6 +596,7 @@ class Boot:
                                           for t in self.totals):
                 self.fail("naps: no total")
         self._check_work()
+        self._check_clocks()
         self._check_noise()
         self._check_long()
         self._check_fuzz()
@@ -619,6 +627,30 @@ class Boot:
         if any(s.startswith("noise:") for s in self.sections) and \
                 not self.info.get("NOISE"):
             self.fail("noise: no result")
+
+    def _check_clocks(self):
+        """Across each section's naps, the guest's CLOCK_MONOTONIC and
+        boot clock moved as the host's did.  A nap that lost or gained
+        time (the tick or timekeeping stopped while kept devices' timers
+        ran, or a suspend's offset added) would show as a difference
+        that grows with the naps.  The bound, 2 % or 1 s, is far above
+        the host's delay in reading the guest's line."""
+        for tag, c in sorted(self.clocks.items()):
+            if "start" not in c or "end" not in c:
+                continue
+            (h0, b0, m0), (h1, b1, m1) = c["start"], c["end"]
+            host = h1 - h0
+            limit = max(1.0, 0.02 * host)
+            text = "%s: host %.1f s, guest boot clock %+.2f s" % (
+                tag, host, (b1 - b0) - host)
+            if m0 is not None and m1 is not None:
+                text += ", CLOCK_MONOTONIC %+.2f s" % ((m1 - m0) - host)
+            self.info.setdefault("CLOCK", []).append(text)
+            for what, d in (("boot clock", b1 - b0), ("CLOCK_MONOTONIC",
+                            None if m0 is None or m1 is None else m1 - m0)):
+                if d is not None and abs(d - host) > limit:
+                    self.fail("%s: the guest's %s moved %.2f s while the "
+                              "host's moved %.2f s" % (tag, what, d, host))
 
     def _check_work(self):
         """Every nap of the worknaps section ended by napd's watch, as
@@ -805,7 +837,8 @@ def print_summary(boots, out=print):
             out("%s napd's handshake met work: %s; naps ended by %s" % (
                 b.label, ", ".join("%s %d" % kv for kv in held.items()),
                 b.work["sources"]))
-        for key in ("NOISE", "HOTPLUG", "FUZZ", "FUZZ-RACE", "POLLIST"):
+        for key in ("NOISE", "HOTPLUG", "FUZZ", "FUZZ-RACE", "POLLIST",
+                    "CLOCK"):
             for line in b.info.get(key, []):
                 out("%s %s: %s" % (b.label, key.lower(), line))
         if "long" in b.info:

@@ -53,6 +53,7 @@ nap_loop() {
 	echo "$NIC" > /sys/power/wake_irq
 	mk=/dev/null
 	[ -n "$tracer" ] && mk=$T/trace_marker
+	clock "$tag" start
 	while [ $ok -lt "$n" ]; do
 		i=$((i + 1))
 		echo "PS $i read" > $mk
@@ -84,10 +85,19 @@ nap_loop() {
 		read sp < $S/spurious_wakeups
 		echo "N $i $r $w $l $sp"
 	done
+	clock "$tag" end
 	read k1 < $S/naps
 	read a1 < $S/aborted_naps
 	echo "NAPS-TOTAL $tag attempts=$i ok=$ok aborted=$ab refused=$rf busy=$bz" \
 		"knaps=$((k1 - k0)) kaborted=$((a1 - a0))"
+}
+
+# clock TAG start|end: CLOCK_MONOTONIC (/proc/uptime is the boot clock,
+# which a suspend would move; a nap must move neither more than the host's
+# clock), for the host to compare across a section's naps.
+clock() {
+	echo "CLOCK $1 $2 $(awk '{ print $1 }' /proc/uptime) $(cat /proc/timer_list 2>/dev/null |
+		awk '/^now at/ { print $3 / 1e9; exit }')"
 }
 
 trace_start() {
@@ -251,10 +261,12 @@ s_worknaps() {
 	read k0 < $S/naps
 	read a0 < $S/aborted_naps
 	trace_work
+	clock worknaps start
 	napd --port 80 --wake-dev eth0 --wake-on task --idle-ms 1 \
 		--max-nap 0 --max-naps "$1" --systemd-timers no --log --stats \
 		> /tmp/worknaps.out 2>&1
 	nrc=$?
+	clock worknaps end
 	trace_stop
 	read k1 < $S/naps
 	read a1 < $S/aborted_naps

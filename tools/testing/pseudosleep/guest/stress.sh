@@ -100,44 +100,32 @@ clock() {
 		awk '/^now at/ { print $3 / 1e9; exit }')"
 }
 
-trace_start() {
+trace_start() {	# trace_start [work]
 	[ -d $T/events/power/suspend_resume ] || { echo "TRACE none"; return; }
 	echo 0 > $T/tracing_on
 	echo > $T/trace
 	echo mono > $T/trace_clock
 	echo 4096 > $T/buffer_size_kb
-	f=""
-	for q in $(echo "$NIC" | tr ',' ' '); do
-		case $q in
-		*-*) f="$f${f:+||}(irq>=${q%-*}&&irq<=${q#*-})" ;;
-		*) f="$f${f:+||}irq==$q" ;;
-		esac
-	done
-	echo "$f" > $T/events/irq/irq_handler_entry/filter
-	echo 1 > $T/events/irq/irq_handler_entry/enable
+	if [ "$1" = work ]; then
+		# The activations of napd's watch: the EPOLLWAKEUP item of its
+		# outer epoll set, named after the inner set's file.
+		e=power/wakeup_source_activate f='name == "[eventpoll]"'
+	else
+		e=irq/irq_handler_entry f=""
+		for q in $(echo "$NIC" | tr ',' ' '); do
+			case $q in
+			*-*) f="$f${f:+||}(irq>=${q%-*}&&irq<=${q#*-})" ;;
+			*) f="$f${f:+||}irq==$q" ;;
+			esac
+		done
+	fi
+	echo "$f" > $T/events/$e/filter
+	echo 1 > $T/events/$e/enable
 	echo 1 > $T/events/power/suspend_resume/enable
 	echo 1 > $T/tracing_on
 	cat $T/trace_pipe > /mnt/add/trace.txt &
 	tracer=$!
-	echo "TRACE on $f"
-}
-
-# trace_work: the trace of trace_start, with the activations of napd's
-# watch (the EPOLLWAKEUP item of its outer epoll set, named after the
-# inner set's file) in place of the NIC's interrupts.
-trace_work() {
-	[ -d $T/events/power/wakeup_source_activate ] || { echo "TRACE none"; return; }
-	echo 0 > $T/tracing_on
-	echo > $T/trace
-	echo mono > $T/trace_clock
-	echo 4096 > $T/buffer_size_kb
-	echo 'name == "[eventpoll]"' > $T/events/power/wakeup_source_activate/filter
-	echo 1 > $T/events/power/wakeup_source_activate/enable
-	echo 1 > $T/events/power/suspend_resume/enable
-	echo 1 > $T/tracing_on
-	cat $T/trace_pipe > /mnt/add/trace.txt &
-	tracer=$!
-	echo "TRACE on wakeup_source_activate [eventpoll]"
+	echo "TRACE on $e $f"
 }
 
 trace_stop() {
@@ -260,7 +248,7 @@ s_hotplug() {
 s_worknaps() {
 	read k0 < $S/naps
 	read a0 < $S/aborted_naps
-	trace_work
+	trace_start work
 	clock worknaps start
 	napd --port 80 --wake-dev eth0 --wake-on task --idle-ms 1 \
 		--max-nap 0 --max-naps "$1" --systemd-timers no --log --stats \

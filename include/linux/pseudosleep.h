@@ -19,7 +19,7 @@ struct wakeup_source;
 enum pseudosleep_phase {
 	PSEUDOSLEEP_IDLE,	/* no nap in progress */
 	PSEUDOSLEEP_ENTERING,	/* freezing, suspending devices */
-	PSEUDOSLEEP_NAPPING,	/* in s2idle_enter(): the CPUs idle */
+	PSEUDOSLEEP_NAPPING,	/* in s2idle_loop(): the CPUs idle */
 	PSEUDOSLEEP_RESUMING,	/* woken: resuming devices, thawing */
 };
 
@@ -51,7 +51,8 @@ void __pseudosleep_ws_activated(struct wakeup_source *ws);
  * @ws: the wakeup source
  *
  * Called by wakeup_source_activate(), under @ws->lock, on the source's
- * inactive-to-active transition only.  While a nap is entered or lasts,
+ * inactive-to-active transition only, and before the event is counted:
+ * an entry that sees the event pending must find the nap claimed.  While a nap is entered or lasts,
  * the activation ends it as a hard wakeup would: work has come for a
  * frozen task (a server's socket watched with EPOLLWAKEUP became ready).
  * Outside a nap one load.

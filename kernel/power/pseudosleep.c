@@ -17,8 +17,9 @@
  * the CPUs halt again.
  *
  * enter_state() tells us where a nap begins and ends.  The timestamps of
- * its phases, for the statistics only, come from the PM core's own
- * suspend_resume trace events.
+ * its phases come from the PM core's own suspend_resume trace events,
+ * which also move the nap's phase (pseudosleep_phase) from entering to
+ * napping to resuming.
  */
 
 #define pr_fmt(fmt) "pseudosleep: " fmt
@@ -84,16 +85,21 @@ static void pseudosleep_trace_phase(void *data, const char *action, int val,
 			}
 			WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_NAPPING);
 		} else {
+			/*
+			 * Still napping: s2idle_loop() enters idle again
+			 * after a wakeup that is not one (a spurious SCI), and
+			 * work that comes between two rounds must end the nap.
+			 */
 			t->woken = ts;
 			nap_irqs = irqs_served() - irqs_at_kick;
-			WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_RESUMING);
 		}
 	} else if (start) {
 		/*
-		 * An entry that failed resumes what it suspended: events
-		 * from then on belong to the way back, not to the cause.
+		 * The devices resume, after a nap or an entry that failed:
+		 * events from then on belong to the way back, not to the
+		 * cause.
 		 */
-		if (READ_ONCE(pseudosleep_phase) == PSEUDOSLEEP_ENTERING &&
+		if (READ_ONCE(pseudosleep_phase) != PSEUDOSLEEP_RESUMING &&
 		    (!strcmp(action, "dpm_resume_noirq") ||
 		     !strcmp(action, "dpm_resume_early") ||
 		     !strcmp(action, "dpm_resume") ||

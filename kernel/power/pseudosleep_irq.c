@@ -318,7 +318,8 @@ void __pseudosleep_ws_activated(struct wakeup_source *ws)
  * A wakeup source marked to end naps that became active before the nap
  * started (the daemon's EPOLLWAKEUP item on a server's socket) is not
  * seen again: only its activation is.  Without the wakeup_count handshake
- * nothing else would stop the nap.
+ * nothing else would stop the nap.  The first such source found claims
+ * the attempt, for last_wake_source.
  *
  * Return: true if such a source is active.
  */
@@ -333,6 +334,9 @@ bool pseudosleep_ws_pending(void)
 	for_each_wakeup_source(ws) {
 		spin_lock_irqsave(&ws->lock, flags);
 		active = ws->ends_nap && ws->active;
+		/* It aborts the entry: last_wake_source names it. */
+		if (active)
+			claim_wake(0, ws->name ?: "");
 		spin_unlock_irqrestore(&ws->lock, flags);
 		if (active)
 			break;

@@ -61,6 +61,17 @@ def is_header(lines, i):
             len(lines[i + 1]) > 2 and lines[i + 1][1:3] == ":\t")
 
 
+def place(lines, start, name):
+    """Where an entry called NAME goes: before the entry whose name is the
+    smallest of those above NAME (upper-cased, as parse-maintainers.pl
+    sorts).  MAINTAINERS has misordered entries, so the first name above
+    NAME can be far from its place."""
+    key = name.upper()
+    above = [(lines[i].upper(), i) for i in range(start, len(lines))
+             if is_header(lines, i) and lines[i].upper() > key]
+    return min(above)[1] if above else len(lines)
+
+
 def update(kdir, entries):
     """Write ENTRIES into KDIR/MAINTAINERS; True if the file changed."""
     path = os.path.join(kdir, "MAINTAINERS")
@@ -84,12 +95,8 @@ def update(kdir, entries):
         text = render(kdir, name, body)
         if not text:
             continue
-        at = len(lines)
-        for i in range(start, len(lines)):
-            if is_header(lines, i) and lines[i].casefold() > name.casefold():
-                at = i
-                break
-        lines[at:at] = text + [""]
+        lines[place(lines, start, name):place(lines, start, name)] = \
+            text + [""]
     new = "\n".join(lines)
     if new == old:
         return False

@@ -149,3 +149,39 @@ def test_check_finds_a_changed_file(tmp_path):
     assert p.returncode == 1, text
     assert "%s: differs between the series and the tree make builds" \
         % name in text, text
+
+
+MAINT_HEAD = "Intro\n\nMaintainers List\n----------------\n\n"
+
+
+def maint_entry(name, f):
+    return "%s\nM:\tSomeone <a@b.c>\nS:\tMaintained\nF:\t%s\n\n" % (name, f)
+
+
+def test_maintainers_entries(tmp_path):
+    """Our MAINTAINERS entries go in their sorted place even past a
+    misordered entry (as 6.12's LPC32XX one), with only the F: lines of
+    files that exist; again changes nothing; a gone file's line goes."""
+    import maintainers
+    (tmp_path / "MAINTAINERS").write_text(
+        MAINT_HEAD + maint_entry("ARM/LPC32XX SOC SUPPORT", "arch/lpc/") +
+        maint_entry("LPC32XX DMAMUX SUPPORT", "drivers/dma/lpc.c") +
+        maint_entry("CPUIDLE DRIVER - ARM", "drivers/cpuidle/arm.c") +
+        maint_entry("CPUIDLE DRIVER - RISC-V SBI", "drivers/cpuidle/sbi.c") +
+        maint_entry("ZZZ", "zzz"))
+    (tmp_path / "drivers" / "cpuidle").mkdir(parents=True)
+    (tmp_path / "drivers" / "cpuidle" / "cpuidle-pollist.c").write_text("")
+    ours = [("CPUIDLE DRIVER - POLLIST", ["M:\tUs <u@s>", "S:\tMaintained",
+                                          "F:\tDocumentation/pollist.rst",
+                                          "F:\tdrivers/cpuidle/cpuidle-pollist*"])]
+    assert maintainers.update(str(tmp_path), ours)
+    text = (tmp_path / "MAINTAINERS").read_text()
+    names = [ln for ln in text.split("\n") if ln.isupper() or
+             ln.startswith(("CPUIDLE", "ARM", "LPC", "ZZZ"))]
+    assert names.index("CPUIDLE DRIVER - POLLIST") == \
+        names.index("CPUIDLE DRIVER - ARM") + 1
+    assert "F:\tDocumentation/pollist.rst" not in text
+    assert not maintainers.update(str(tmp_path), ours)
+    os.remove(tmp_path / "drivers" / "cpuidle" / "cpuidle-pollist.c")
+    assert maintainers.update(str(tmp_path), ours)
+    assert "POLLIST" not in (tmp_path / "MAINTAINERS").read_text()

@@ -52,9 +52,10 @@ void __pseudosleep_ws_activated(struct wakeup_source *ws);
  *
  * Called by wakeup_source_activate(), under @ws->lock, on the source's
  * inactive-to-active transition only, and before the event is counted:
- * an entry that sees the event pending must find the nap claimed.  While a nap is entered or lasts,
- * the activation ends it as a hard wakeup would: work has come for a
- * frozen task (a server's socket watched with EPOLLWAKEUP became ready).
+ * an entry that sees the event pending must find the nap claimed.  While
+ * a nap is entered or lasts, the activation ends it as a hard wakeup
+ * would: work has come for a frozen task (a server's socket watched with
+ * EPOLLWAKEUP became ready).
  * Outside a nap one load.
  */
 static inline void pseudosleep_ws_activated(struct wakeup_source *ws)

@@ -95,8 +95,8 @@ def update(kdir, entries):
         text = render(kdir, name, body)
         if not text:
             continue
-        lines[place(lines, start, name):place(lines, start, name)] = \
-            text + [""]
+        at = place(lines, start, name)
+        lines[at:at] = text + [""]
     new = "\n".join(lines)
     if new == old:
         return False

@@ -84,6 +84,22 @@ def exists(name):
     return os.path.exists("/var/run/netns/" + name)
 
 
+def ready(name):
+    """Whether `name` can be entered now.  `ip netns add` creates the file
+    before it bind-mounts the namespace on it, and `ip netns del` unmounts
+    it before the unlink: in between, the file is there and setns() fails
+    with EINVAL.  A mounted one is on nsfs, as this thread's own is."""
+    try:
+        st = os.stat("/var/run/netns/" + name)
+    except FileNotFoundError:
+        return False
+    return st.st_dev == os.stat("/proc/thread-self/ns/net").st_dev
+
+
+class SetnsError(OSError):
+    """Entering a namespace failed (it is being created or deleted)."""
+
+
 @contextlib.contextmanager
 def inside(name):
     """Run the body with this thread in namespace `name`: sockets it
@@ -91,11 +107,15 @@ def inside(name):
     are not affected."""
     tid = threading.get_native_id()
     old = os.open("/proc/self/task/%d/ns/net" % tid, os.O_RDONLY)
-    new = os.open("/var/run/netns/" + name, os.O_RDONLY)
+    try:
+        new = os.open("/var/run/netns/" + name, os.O_RDONLY)
+    except FileNotFoundError as e:
+        os.close(old)
+        raise SetnsError(e.errno, "setns %s: %s" % (name, e.strerror))
     try:
         if _libc.setns(new, CLONE_NEWNET):
             e = ctypes.get_errno()
-            raise OSError(e, "setns %s: %s" % (name, os.strerror(e)))
+            raise SetnsError(e, "setns %s: %s" % (name, os.strerror(e)))
         try:
             yield
         finally:

@@ -160,12 +160,18 @@ class Pump:
         return netns.inside(self.ns) if self.ns else contextlib.nullcontext()
 
     def _run(self, idx, rnd):
-        # vm-run creates the namespace once QEMU is about to start.
-        while self.ns and not netns.exists(self.ns) and not self.stop:
+        # vm-run creates the namespace once QEMU is about to start, and
+        # deletes it when QEMU is gone, maybe before the pump is stopped.
+        while self.ns and not netns.ready(self.ns) and not self.stop:
             time.sleep(0.05)
-        if not self.stop:
+        if self.stop:
+            return
+        try:
             with self._in_ns():
                 self._loop(idx, rnd)
+        except netns.SetnsError:
+            if netns.ready(self.ns):
+                raise
 
     def get(self, timeout):
         """One request from the calling thread."""

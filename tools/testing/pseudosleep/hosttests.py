@@ -1540,6 +1540,123 @@ HOST_TESTS.append(("napd: --max-nap 2s ends naps by itself with no "
                    "request, settings restored", t_napd_max_nap))
 
 
+# Back-off (issue 32): a task stuck in D state (napd-run.sh's NAPD_STUCK:
+# a read from an NVMe disk that QEMU throttles to STUCK_BPS bytes/s) makes
+# every freeze fail after 200 ms.  napd's disk check sees that read in
+# flight and holds naps back by itself, so the test turns it off: the disk
+# stands for storage whose I/O napd cannot see, NFS or FUSE, where a task
+# waits in D state just the same.  Without a back-off napd would try again
+# after each quiet time, about every half second: 40 entries in STUCK_S.
+# With it, 3 in a row and then one after 1, 2, 4 and 8 s: 7 or 8.
+# STUCK_MAX_ENTRIES leaves room for a slow guest but not for retrying
+# without a back-off.
+STUCK_S = 20
+STUCK_MAX_ENTRIES = 12
+STUCK_BPS = 2048
+# The kernel's report of each failed freeze: upstream names the task
+# that refused, with its stack (sched_show_task()).
+FREEZE_FAILED = re.compile(r"Freezing user space processes failed after")
+
+
+def without_stuck_task_dumps(console):
+    """The console without the stacks of the stuck task that the kernel
+    prints after each failed freeze, which the dmesg check would take
+    for a splat.  Only a "task:dd" block right after the report goes."""
+    out, skip = [], False
+    for line in console.splitlines(keepends=True):
+        if FREEZE_FAILED.search(line):
+            skip = None
+        elif skip is None and re.search(r"\btask:dd\b", line):
+            skip = True
+            continue
+        if skip:
+            if "</TASK>" in line:
+                skip = False
+            continue
+        out.append(line)
+    return "".join(out)
+
+
+def t_napd_backoff():
+    """A task stuck in D state makes every nap entry fail with EBUSY:
+    napd backs off (one warning, at most STUCK_MAX_ENTRIES entries in
+    STUCK_S), and once the task is released it naps again, says the
+    back-off is over, answers a request and puts its settings back."""
+    port = pslib.free_port()
+    disk = tempfile.NamedTemporaryFile(prefix="ps-stuck.", suffix=".img")
+    disk.truncate(1 << 20)
+    g = pslib.Guest("NAPD_STUCK=1 NAPD_LIVE=1 /usr/share/pseudosleep/"
+                    "napd-run.sh --idle-ms 50 --disk-check no --log "
+                    "--stats", fwd=["%d:80" % port], timeout=600, qmp=True,
+                    extra=["--qemu-arg=-drive", "--qemu-arg=file=%s,if=none,"
+                           "id=stuck,format=raw,throttling.bps-total=%d" %
+                           (disk.name, STUCK_BPS), "--qemu-arg=-device",
+                           "--qemu-arg=nvme,drive=stuck,serial=stuck,"
+                           "id=stuckdisk"])
+    warned = over = done = restored = None
+    answered = False
+    try:
+        if not g.wait_line("^NAPD-STARTED", 180):
+            raise RuntimeError("napd did not start")
+        warned = g.wait_line(r"nap entries in a row aborted \((.*)\): "
+                             r"backing off", STUCK_S)
+        time.sleep(STUCK_S)
+        reply = pslib.qmp(g.qmp_path, "block_set_io_throttle", arguments={
+            "id": "stuckdisk", "bps": 0, "bps_rd": 0, "bps_wr": 0,
+            "iops": 0, "iops_rd": 0, "iops_wr": 0})
+        if '"error"' in reply:
+            raise RuntimeError("QMP block_set_io_throttle: " + reply)
+        if not g.wait_line("^STUCK-RELEASED", 30):
+            raise RuntimeError("the stuck task was not released")
+        # The hold-off in force (up to 16 s by now) runs out first.
+        over = g.wait_line(r"back-off over: a nap worked after (\d+) "
+                           r"aborted", 60)
+        body, _ = pslib.http_get(port, timeout=10)
+        answered = bool(body and b"pseudosleep guest" in body)
+        g.signal("stop")
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not done:
+            pslib.http_get(port, timeout=2)
+            done = g.wait_line(r"^NAPD-EXIT (\d+)", 0.3)
+        restored = g.wait_line(r"^RESTORED (\w+)", 30)
+    finally:
+        g.finish()
+        console = g.console()
+        out = list(g.output)
+        g.cleanup()
+        disk.close()
+    stats = napd_stats(out)
+    failed = len([l for l in console.splitlines()
+                  if FREEZE_FAILED.search(l)])
+    console = without_stuck_task_dumps(console)
+    aborted = stats.get("aborted", 0)
+    detail = "%d entries aborted (%d freezes failed), back-off %s; " \
+        "%d naps" % (aborted, failed,
+                     "over after %s" % over.group(1) if over else
+                     "never over", stats.get("naps", 0))
+    if not warned:
+        return "failed", detail + "; napd gave no back-off warning", console
+    if "busy" not in warned.group(1).lower():
+        return "failed", detail + "; the entries failed with %s, not " \
+            "EBUSY" % warned.group(1), console
+    if not 3 <= failed <= STUCK_MAX_ENTRIES:
+        return "failed", detail + "; expected 3 to %d failed freezes in " \
+            "%d s" % (STUCK_MAX_ENTRIES, STUCK_S), console
+    if not over or not answered:
+        return "failed", detail + "; no nap or no answer after the task " \
+            "was released", console
+    if not done or done.group(1) != "0" or not restored or \
+            restored.group(1) != "yes":
+        return "failed", detail + "; napd exit %s, restored %s" % (
+            done and done.group(1), restored and restored.group(1)), console
+    return "passed", detail + "; request answered, settings restored", \
+        console
+
+
+HOST_TESTS.append(("napd: a task that will not freeze makes napd back "
+                   "off, and naps come back once it is gone", t_napd_backoff))
+
+
 # Units with WatchdogSec= (issue 32): a stand-in systemctl in the guest
 # reports one with WatchdogSec=12s; napd has no max-nap of its own, so
 # only the watchdog bound (a quarter, 3 s) ends its naps.  The unit pings

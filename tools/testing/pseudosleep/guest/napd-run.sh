@@ -7,7 +7,7 @@
 # napi_defer_hard_irqs and gro_flush_timeout first.  NAPD_ECHO_PORT adds
 # an echo server on that port (a cat for each connection, which stays
 # open), for kept-alive connections.  NAPD_MEMCACHED adds memcached on
-# that TCP and UDP port.
+# that TCP and UDP port.  NAPD_STUCK leaves a task in D state (see below).
 httpd -p 80 -h /www
 [ -n "$NAPD_ECHO_PORT" ] && nc -ll -p "$NAPD_ECHO_PORT" -e /bin/cat &
 [ -n "$NAPD_MEMCACHED" ] && memcached -d -u root -l 0.0.0.0 \
@@ -29,6 +29,18 @@ if [ -n "$NAPD_NAPI_DEFER" ]; then
 	echo "$NAPD_GRO_FLUSH_NS" > /sys/class/net/eth0/gro_flush_timeout
 	echo "NAPI $(cat /sys/class/net/eth0/napi_defer_hard_irqs)" \
 		"$(cat /sys/class/net/eth0/gro_flush_timeout)"
+fi
+# NAPD_STUCK: a task that will not freeze, as one waiting on slow or
+# stuck storage would.  It reads the host's NVMe disk, throttled to a
+# crawl, until the host lifts the throttle; a task waiting for its I/O is
+# not freezable, so every nap entry fails with EBUSY after
+# pm_freeze_timeout (200 ms here, 20 s by default).
+if [ -n "$NAPD_STUCK" ]; then
+	echo 200 > /sys/power/pm_freeze_timeout
+	while [ ! -b /dev/nvme0n1 ]; do sleep 0.1; done
+	(dd if=/dev/nvme0n1 of=/dev/null bs=64k count=16 iflag=direct \
+		2>/dev/null; echo "STUCK-RELEASED $?") &
+	echo "STUCK $(cat /sys/power/pm_freeze_timeout)"
 fi
 # NAPD_LIVE: napd's lines go to the console as they come, not at the end.
 if [ -n "$NAPD_LIVE" ]; then

@@ -1653,6 +1653,86 @@ def t_napd_backoff():
         console
 
 
+# Two NICs (issue 32): eth1 is a second virtio-net NIC on its own user
+# network, 10.0.3.0/24, with its own forwarded port.  napd arms both NICs'
+# receive IRQs (wake on irq); requests go to each in turn, one per nap.
+TWO_NICS_REQUESTS = 12
+# The guest lists each NIC's PCI function's MSI-X IRQs.
+NIC_IRQS = re.compile(r"^NIC-IRQS (eth[01]) ([\d ]+)")
+
+
+def second_nic(port):
+    """vm-run arguments for eth1 behind its own PCIe root port, port
+    forwarded to its port 80."""
+    return ["--qemu-arg=" + a for a in (
+        "-device", "pcie-root-port,id=rp2,chassis=2,slot=2",
+        "-netdev", "user,id=n1,restrict=on,ipv6=off,net=10.0.3.0/24,"
+        "hostfwd=tcp:127.0.0.1:%d-:80" % port,
+        "-device", "virtio-net-pci,netdev=n1,bus=rp2,mac=52:54:00:12:34:57")]
+
+
+def t_napd_two_nics():
+    """napd with --wake-dev eth0 --wake-dev eth1 arms the receive IRQs of
+    both NICs, and a request on either ends a nap and is answered: naps
+    end on IRQs of each; settings restored."""
+    ports = [pslib.free_port(), pslib.free_port()]
+    g = pslib.Guest("NAPD_ETH1=10.0.3.15/24 NAPD_LIVE=1 /usr/share/"
+                    "pseudosleep/napd-run.sh --wake-dev eth1 --wake-on irq "
+                    "--idle-ms 50 --log --stats",
+                    fwd=["%d:80" % ports[0]], timeout=600,
+                    extra=second_nic(ports[1]))
+    irqs = {}
+    answered = [0, 0]
+    done = restored = None
+    try:
+        for _ in range(2):
+            m = g.wait_line(NIC_IRQS.pattern, 180)
+            if m:
+                irqs[m.group(1)] = set(m.group(2).split())
+        if not g.wait_line("^NAPD-STARTED", 60):
+            raise RuntimeError("napd did not start")
+        for i in range(TWO_NICS_REQUESTS):
+            time.sleep(1.0)         # napd naps after 50 ms of quiet
+            body, _ = pslib.http_get(ports[i % 2], timeout=10)
+            answered[i % 2] += bool(body and b"pseudosleep guest" in body)
+        g.signal("stop")
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not done:
+            pslib.http_get(ports[0], timeout=2)
+            done = g.wait_line(r"^NAPD-EXIT (\d+)", 0.3)
+        restored = g.wait_line(r"^RESTORED (\w+)", 30)
+    finally:
+        g.finish()
+        console = g.console()
+        out = list(g.output)
+        g.cleanup()
+    woke = [w for _, w in napd_naps(out)]
+    by_nic = {nic: sum(w in own for w in woke) for nic, own in irqs.items()}
+    detail = "IRQs %s; %d naps, ended by eth0 %d, eth1 %d; answered " \
+        "%d+%d of %d" % (
+            ", ".join("%s %s" % (k, ",".join(sorted(v)))
+                      for k, v in sorted(irqs.items())) or "none seen",
+            len(woke), by_nic.get("eth0", 0), by_nic.get("eth1", 0),
+            answered[0], answered[1], TWO_NICS_REQUESTS)
+    if sorted(irqs) != ["eth0", "eth1"]:
+        return "failed", detail + "; the guest did not list both NICs' " \
+            "IRQs", console
+    if sum(answered) != TWO_NICS_REQUESTS:
+        return "failed", detail + "; requests lost", console
+    if not by_nic["eth0"] or not by_nic["eth1"]:
+        return "failed", detail + "; no nap ended by one of the NICs", \
+            console
+    if not done or done.group(1) != "0" or not restored or \
+            restored.group(1) != "yes":
+        return "failed", detail + "; napd exit %s, restored %s" % (
+            done and done.group(1), restored and restored.group(1)), console
+    return "passed", detail + "; settings restored", console
+
+
+HOST_TESTS.append(("napd: with two NICs a request on either ends the nap",
+                   t_napd_two_nics))
+
+
 HOST_TESTS.append(("napd: a task that will not freeze makes napd back "
                    "off, and naps come back once it is gone", t_napd_backoff))
 

@@ -8,10 +8,18 @@
 # an echo server on that port (a cat for each connection, which stays
 # open), for kept-alive connections.  NAPD_MEMCACHED adds memcached on
 # that TCP and UDP port.  NAPD_STUCK leaves a task in D state (see below).
+# NAPD_ETH1 gives a second NIC, eth1, that address.
 httpd -p 80 -h /www
 [ -n "$NAPD_ECHO_PORT" ] && nc -ll -p "$NAPD_ECHO_PORT" -e /bin/cat &
 [ -n "$NAPD_MEMCACHED" ] && memcached -d -u root -l 0.0.0.0 \
 	-p "$NAPD_MEMCACHED" -U "$NAPD_MEMCACHED"
+if [ -n "$NAPD_ETH1" ]; then
+	ip addr add "$NAPD_ETH1" dev eth1
+	ip link set eth1 up
+	for n in eth0 eth1; do
+		echo "NIC-IRQS $n" $(ls /sys/class/net/$n/device/../msi_irqs)
+	done
+fi
 nic=/sys/class/net/eth0/device/power/nosleep
 snap() {
 	echo "mem_sleep=$(cat /sys/power/mem_sleep) wake_irq=$(cat /sys/power/wake_irq) nosleep=$(cat $nic)"

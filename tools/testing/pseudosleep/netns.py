@@ -21,6 +21,9 @@ GUEST_IP = "10.0.2.15"
 GUEST_MAC = "52:54:00:12:34:56"
 BRIDGE = "br0"
 TAP = "tap0"
+# A second NIC (vm-run --nics 2): its tap, on the same bridge, and MAC.
+TAP1 = "tap1"
+GUEST_MAC1 = "52:54:00:12:34:57"
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -44,8 +47,9 @@ def _ip(*args):
                                      p.stdout.decode(errors="replace").strip()))
 
 
-def create(name):
-    """The namespace `name` with br0 and tap0, both up."""
+def create(name, taps=1):
+    """The namespace `name` with br0 and tap0 (and tap1 with taps=2), all
+    up."""
     _ip("netns", "add", name)
     try:
         n = ["-n", name]
@@ -65,9 +69,10 @@ def create(name):
         _ip(*n, "link", "set", BRIDGE, "type", "bridge", "stp_state", "0",
             "forward_delay", "0")
         _ip(*n, "addr", "add", HOST_IP + "/24", "dev", BRIDGE)
-        _ip(*n, "tuntap", "add", "dev", TAP, "mode", "tap")
-        _ip(*n, "link", "set", TAP, "master", BRIDGE)
-        _ip(*n, "link", "set", TAP, "up")
+        for tap in (TAP, TAP1)[:taps]:
+            _ip(*n, "tuntap", "add", "dev", tap, "mode", "tap")
+            _ip(*n, "link", "set", tap, "master", BRIDGE)
+            _ip(*n, "link", "set", tap, "up")
         _ip(*n, "link", "set", BRIDGE, "up")
     except OSError:
         remove(name)

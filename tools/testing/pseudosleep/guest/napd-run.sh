@@ -8,7 +8,9 @@
 # an echo server on that port (a cat for each connection, which stays
 # open), for kept-alive connections.  NAPD_MEMCACHED adds memcached on
 # that TCP and UDP port.  NAPD_STUCK leaves a task in D state (see below).
-# NAPD_ETH1 gives a second NIC, eth1, that address.
+# NAPD_ETH1 gives a second NIC, eth1, that address; NAPD_BOND=MODE puts
+# eth0 and eth1 in bond0 (that bonding mode, 10.0.2.15) and napd's
+# --wake-dev is bond0.
 httpd -p 80 -h /www
 [ -n "$NAPD_ECHO_PORT" ] && nc -ll -p "$NAPD_ECHO_PORT" -e /bin/cat &
 [ -n "$NAPD_MEMCACHED" ] && memcached -d -u root -l 0.0.0.0 \
@@ -19,6 +21,25 @@ if [ -n "$NAPD_ETH1" ]; then
 	for n in eth0 eth1; do
 		echo "NIC-IRQS $n" $(ls /sys/class/net/$n/device/../msi_irqs)
 	done
+fi
+wake_dev=eth0
+if [ -n "$NAPD_BOND" ]; then
+	b=/sys/class/net/bond0/bonding
+	echo +bond0 > /sys/class/net/bonding_masters
+	echo "$NAPD_BOND" > $b/mode
+	echo 100 > $b/miimon
+	ip addr flush dev eth0
+	for n in eth0 eth1; do
+		ip link set $n down
+		echo "+$n" > $b/slaves
+	done
+	ip link set bond0 up
+	ip addr add 10.0.2.15/24 dev bond0
+	for n in eth0 eth1; do
+		echo "NIC-IRQS $n" $(ls /sys/class/net/$n/device/../msi_irqs)
+	done
+	echo "BOND $(cat $b/mode) active $(cat $b/active_slave)"
+	wake_dev=bond0
 fi
 nic=/sys/class/net/eth0/device/power/nosleep
 snap() {
@@ -52,9 +73,9 @@ if [ -n "$NAPD_STUCK" ]; then
 fi
 # NAPD_LIVE: napd's lines go to the console as they come, not at the end.
 if [ -n "$NAPD_LIVE" ]; then
-	napd --port 80 --wake-dev eth0 "$@" 2>&1 &
+	napd --port 80 --wake-dev $wake_dev "$@" 2>&1 &
 else
-	napd --port 80 --wake-dev eth0 "$@" > /tmp/napd.out 2>&1 &
+	napd --port 80 --wake-dev $wake_dev "$@" > /tmp/napd.out 2>&1 &
 fi
 pid=$!
 echo NAPD-STARTED

@@ -124,7 +124,20 @@ def test_napd_naps(guest, record_property):
     # capabilities allow it, as they do here; else the line says why not.
     wake = guest.out("journalctl -u napd -b --no-pager -o cat | "
                      "grep -m1 '^naps end on' || true").strip()
+    # Units with WatchdogSec= as systemd reports them (systemctl show):
+    # journald, logind and udevd have one in Debian 12.
+    dog = guest.out("journalctl -u napd -b --no-pager -o cat | "
+                    "grep -m1 'WatchdogSec=' || true").strip()
+    m = re.search(r"shortest WatchdogSec= .+? \((\S+)\)", dog)
+    unit_dog = guest.out("systemctl show -P WatchdogUSec %s" % m.group(1)
+                         ).strip() if m else ""
     asleep = guest.stat("total_nap_ns") / 1e9
+    if not m or unit_dog in ("", "0", "infinity"):
+        head = guest.out("journalctl -u napd -b --no-pager -o cat | "
+                         "head -20")
+        pytest.fail("napd did not find the units with WatchdogSec= through "
+                    "systemctl show: %r (the unit's WatchdogUSec: %r); its "
+                    "journal: %s" % (dog, unit_dog, head), pytrace=False)
     if n1 <= n0 or not log.isdigit() or int(log) == 0:
         pytest.fail("napd: naps %d -> %d over 3 quiet s, %s nap lines in "
                     "its journal" % (n0, n1, log), pytrace=False)
@@ -133,8 +146,8 @@ def test_napd_naps(guest, record_property):
                     % wake, pytrace=False)
     record_property("detail", "idle_ms %s (default), %d naps over 3 quiet "
                     "s, %s nap lines in journalctl -u napd, %.1f s asleep "
-                    "since boot; %s" % (status.get("idle_ms"), n1 - n0, log,
-                                        asleep, wake[:90]))
+                    "since boot; %s; %s" % (status.get("idle_ms"), n1 - n0,
+                                            log, asleep, wake[:90], dog))
 
 
 def answered_during_naps(guest, record_property, what, argv, want):

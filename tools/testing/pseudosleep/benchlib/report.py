@@ -514,6 +514,9 @@ def write(ctx, results, figs, failed):
     if "debian" in by:
         from . import debian
         md.append(debian.report_md(by["debian"]))
+    if "keepalive" in by:
+        from . import keepalive
+        md.append(keepalive.report_md(by["keepalive"]))
     # Missing and unsupported, in one place.
     miss = []
     if ctx.pollist is not None and not ctx.pollist[0]:

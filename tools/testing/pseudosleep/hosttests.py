@@ -995,12 +995,7 @@ def t_wake_on_work():
         busy = wake_sources(list(g.output), mark)
         bg.terminate()
         bg.wait(30)
-        g.signal("stop")
-        end = time.monotonic() + 60
-        while time.monotonic() < end and not done:
-            echo_roundtrip(conn, b"stop\n")
-            done = g.wait_line(r"^NAPD-EXIT (\d+)", 0.3)
-        restored = g.wait_line(r"^RESTORED (\w+)", 30)
+        done, restored = napd_stop(g, lambda: echo_roundtrip(conn, b"stop\n"))
     finally:
         if bg and bg.poll() is None:
             bg.kill()
@@ -1253,6 +1248,38 @@ def napd_stats(out):
     return stats
 
 
+def napd_stop(g, poke):
+    """Have napd-run.sh stop napd (SIGTERM) and wait for it to exit while
+    poke() keeps the NIC busy, as napd may be napping: (NAPD-EXIT match,
+    RESTORED match), either None when it did not come."""
+    g.signal("stop")
+    end = time.monotonic() + 60
+    done = None
+    while time.monotonic() < end and not done:
+        poke()
+        done = g.wait_line(r"^NAPD-EXIT (\d+)", 0.3)
+    return done, g.wait_line(r"^RESTORED (\w+)", 30)
+
+
+def napd_exit_verdict(done, restored):
+    """None when napd exited 0 and put its settings back, else why not."""
+    if done and done.group(1) == "0" and restored and \
+            restored.group(1) == "yes":
+        return None
+    return "napd exit %s, restored %s" % (
+        done.group(1) if done else "none",
+        restored.group(1) if restored else "none")
+
+
+def guest_done(g):
+    """Stop the guest and clean up: (console, output lines)."""
+    g.finish()
+    console = g.console()
+    out = list(g.output)
+    g.cleanup()
+    return console, out
+
+
 def napd_session(gaps, setup="", idle="--idle-ms 50"):
     """Boot a guest that serves HTTP under napd (guest/napd-run.sh with
     SETUP's environment and IDLE, "" for napd's default), send one request
@@ -1276,19 +1303,9 @@ def napd_session(gaps, setup="", idle="--idle-ms 50"):
                 times.append(took)
             else:
                 lost += 1
-        g.signal("stop")
-        # napd may be napping: keep the NIC busy until it has exited.
-        end = time.monotonic() + 60
-        done = None
-        while time.monotonic() < end and not done:
-            pslib.http_get(port, timeout=2)
-            done = g.wait_line(r"^NAPD-EXIT (\d+)", 0.3)
-        restored = g.wait_line(r"^RESTORED (\w+)", 30)
+        done, restored = napd_stop(g, lambda: pslib.http_get(port, timeout=2))
     finally:
-        g.finish()
-        console = g.console()
-        out = list(g.output)
-        g.cleanup()
+        console, out = guest_done(g)
     stats = napd_stats(out)
     return (answered, lost, times, stats,
             done.group(1) if done else None,
@@ -1516,10 +1533,7 @@ def t_napd_max_nap():
         done = g.wait_line(r"^NAPD-EXIT (\d+)", 60)
         restored = g.wait_line(r"^RESTORED (\w+)", 30)
     finally:
-        g.finish()
-        console = g.console()
-        out = list(g.output)
-        g.cleanup()
+        console, out = guest_done(g)
     naps = napd_naps(out)
     alarm = [d for d, w in naps if w == "alarm"]
     detail = "%d naps, %d ended by the alarm, longest %.2f s" % (
@@ -1616,17 +1630,9 @@ def t_napd_backoff():
                            r"aborted", 60)
         body, _ = pslib.http_get(port, timeout=10)
         answered = bool(body and b"pseudosleep guest" in body)
-        g.signal("stop")
-        end = time.monotonic() + 60
-        while time.monotonic() < end and not done:
-            pslib.http_get(port, timeout=2)
-            done = g.wait_line(r"^NAPD-EXIT (\d+)", 0.3)
-        restored = g.wait_line(r"^RESTORED (\w+)", 30)
+        done, restored = napd_stop(g, lambda: pslib.http_get(port, timeout=2))
     finally:
-        g.finish()
-        console = g.console()
-        out = list(g.output)
-        g.cleanup()
+        console, out = guest_done(g)
         disk.close()
     stats = napd_stats(out)
     failed = len([l for l in console.splitlines()
@@ -1648,17 +1654,17 @@ def t_napd_backoff():
     if not over or not answered:
         return "failed", detail + "; no nap or no answer after the task " \
             "was released", console
-    if not done or done.group(1) != "0" or not restored or \
-            restored.group(1) != "yes":
-        return "failed", detail + "; napd exit %s, restored %s" % (
-            done and done.group(1), restored and restored.group(1)), console
+    why = napd_exit_verdict(done, restored)
+    if why:
+        return "failed", detail + "; " + why, console
     return "passed", detail + "; request answered, settings restored", \
         console
 
 
 # Two NICs (issue 32): eth1 is a second virtio-net NIC on its own user
-# network, 10.0.3.0/24, with its own forwarded port (vm-run --nics 2).  napd arms both NICs'
-# receive IRQs (wake on irq); requests go to each in turn, one per nap.
+# network, 10.0.3.0/24, with its own forwarded port (vm-run --nics 2).
+# napd arms both NICs' receive IRQs (wake on irq); requests go to each in
+# turn, one per nap.
 TWO_NICS_REQUESTS = 12
 # The guest lists each NIC's PCI function's MSI-X IRQs.
 NIC_IRQS = re.compile(r"^NIC-IRQS (eth[01]) ([\d ]+)")
@@ -1688,17 +1694,10 @@ def t_napd_two_nics():
             time.sleep(1.0)         # napd naps after 50 ms of quiet
             body, _ = pslib.http_get(ports[i % 2], timeout=10)
             answered[i % 2] += bool(body and b"pseudosleep guest" in body)
-        g.signal("stop")
-        end = time.monotonic() + 60
-        while time.monotonic() < end and not done:
-            pslib.http_get(ports[0], timeout=2)
-            done = g.wait_line(r"^NAPD-EXIT (\d+)", 0.3)
-        restored = g.wait_line(r"^RESTORED (\w+)", 30)
+        done, restored = napd_stop(
+            g, lambda: pslib.http_get(ports[0], timeout=2))
     finally:
-        g.finish()
-        console = g.console()
-        out = list(g.output)
-        g.cleanup()
+        console, out = guest_done(g)
     woke = [w for _, w in napd_naps(out)]
     by_nic = {nic: sum(w in own for w in woke) for nic, own in irqs.items()}
     detail = "IRQs %s; %d naps, ended by eth0 %d, eth1 %d; answered " \
@@ -1715,10 +1714,9 @@ def t_napd_two_nics():
     if not by_nic["eth0"] or not by_nic["eth1"]:
         return "failed", detail + "; no nap ended by one of the NICs", \
             console
-    if not done or done.group(1) != "0" or not restored or \
-            restored.group(1) != "yes":
-        return "failed", detail + "; napd exit %s, restored %s" % (
-            done and done.group(1), restored and restored.group(1)), console
+    why = napd_exit_verdict(done, restored)
+    if why:
+        return "failed", detail + "; " + why, console
     return "passed", detail + "; settings restored", console
 
 
@@ -1732,6 +1730,12 @@ HOST_TESTS.append(("napd: with two NICs a request on either ends the nap",
 # down, the bond fails over to eth1 (miimon 100 ms, a gratuitous ARP
 # moves the bridge's entry) and requests reach eth1.
 BOND_REQUESTS = 6
+
+
+def get_in(ns, timeout):
+    """GET / of the guest on the bridged network in namespace ns."""
+    with netns.inside(ns):
+        return pslib.http_get(80, host=netns.GUEST_IP, timeout=timeout)
 
 
 def t_napd_bond():
@@ -1766,22 +1770,11 @@ def t_napd_bond():
             phase_naps.append(len(g.output))
             for _ in range(BOND_REQUESTS):
                 time.sleep(1.0)     # napd naps after 50 ms of quiet
-                with netns.inside(g.netns):
-                    body, _ = pslib.http_get(80, host=netns.GUEST_IP,
-                                             timeout=10)
+                body, _ = get_in(g.netns, 10)
                 answered += bool(body and b"pseudosleep guest" in body)
-        g.signal("stop")
-        end = time.monotonic() + 60
-        while time.monotonic() < end and not done:
-            with netns.inside(g.netns):
-                pslib.http_get(80, host=netns.GUEST_IP, timeout=2)
-            done = g.wait_line(r"^NAPD-EXIT (\d+)", 0.3)
-        restored = g.wait_line(r"^RESTORED (\w+)", 30)
+        done, restored = napd_stop(g, lambda: get_in(g.netns, 2))
     finally:
-        g.finish()
-        console = g.console()
-        out = list(g.output)
-        g.cleanup()
+        console, out = guest_done(g)
     # The naps of each phase, by the member whose IRQ ended them.
     ends = []
     for lo, hi in ((phase_naps[0] if phase_naps else len(out),
@@ -1802,10 +1795,9 @@ def t_napd_bond():
     if not ends[0].get("eth0") or not ends[1].get("eth1"):
         return "failed", detail + "; no nap ended by the active member's " \
             "IRQ in one of the phases", console
-    if not done or done.group(1) != "0" or not restored or \
-            restored.group(1) != "yes":
-        return "failed", detail + "; napd exit %s, restored %s" % (
-            done and done.group(1), restored and restored.group(1)), console
+    why = napd_exit_verdict(done, restored)
+    if why:
+        return "failed", detail + "; " + why, console
     return "passed", detail + "; settings restored", console
 
 
@@ -1846,10 +1838,7 @@ def t_napd_watchdog():
         gap = g.wait_line(r"^PING-GAP-MAX ([\d.]+)", 30)
         restored = g.wait_line(r"^RESTORED (\w+)", 30)
     finally:
-        g.finish()
-        console = g.console()
-        out = list(g.output)
-        g.cleanup()
+        console, out = guest_done(g)
     naps = napd_naps(out)
     alarm = [d for d, w in naps if w == "alarm"]
     bound = WATCHDOG_S / 4.0
@@ -1948,10 +1937,7 @@ def t_napd_kill9_metrics():
         g.wait_line("^METRICS-END", 30)
         restored = g.wait_line(r"^RESTORED (\w+)", 30)
     finally:
-        g.finish()
-        console = g.console()
-        out = list(g.output)
-        g.cleanup()
+        console, out = guest_done(g)
     n = 2 * KILL9_REQUESTS
     detail = "%d/%d answered" % (answered, n)
     if answered != n:
@@ -2065,20 +2051,12 @@ def t_napd_keepalive():
             else:
                 lost += 1
         naps_for = time.monotonic() - naps_from
-        g.signal("stop")
-        # napd may be napping: a request on a kept connection wakes it.
-        end = time.monotonic() + 60
-        while time.monotonic() < end and not done:
-            echo_roundtrip(conns[0], b"stop\n")
-            done = g.wait_line(r"^NAPD-EXIT (\d+)", 0.3)
-        restored = g.wait_line(r"^RESTORED (\w+)", 30)
+        done, restored = napd_stop(
+            g, lambda: echo_roundtrip(conns[0], b"stop\n"))
     finally:
         for c in conns:
             c.close()
-        g.finish()
-        console = g.console()
-        out = list(g.output)
-        g.cleanup()
+        console, out = guest_done(g)
     stats = napd_stats(out)
     naps = stats.get("naps", 0)
     times = sorted(times) or [0.0]

@@ -300,6 +300,51 @@ def test_timer_during_nap(guest, record_property):
                         woke - due["ps-timer"][1]))
 
 
+# Holding naps off (issue 32): a logind sleep inhibitor, held by
+# systemd-inhibit in a transient unit, and napd's own pause.  Each is held
+# HOLD_S; the host checks that no nap came over QUIET_HELD_S of quiet
+# while it is held, and that naps came back QUIET_AFTER_S after it ended.
+HOLD_S = 8
+QUIET_HELD_S = 4
+QUIET_AFTER_S = 3
+
+
+def test_naps_held_off(guest, record_property):
+    """systemd-inhibit --what=sleep and napctl pause each hold napd's
+    naps off while they last, and naps come back once they end."""
+    needs_naps(guest)
+    holders = (
+        ("systemd-inhibit --what=sleep",
+         "systemd-run --quiet --unit=ps-inhibit systemd-inhibit "
+         "--what=sleep --who=pytest --why=test sleep %d" % HOLD_S,
+         "systemd-inhibit --list --no-pager | grep -q pytest"),
+        ("napctl pause", "napctl pause %ds" % HOLD_S, "true"))
+    detail = []
+    for what, start, held in holders:
+        guest.out(start)
+        t0 = time.monotonic()
+        # Held once logind lists it (each poll is a request: no nap).
+        while guest.run(held)[0]:
+            if time.monotonic() - t0 > HOLD_S / 2:
+                pytest.fail("%s: not held %d s after it started"
+                            % (what, HOLD_S // 2), pytrace=False)
+            time.sleep(0.2)
+        n0 = naps(guest)
+        time.sleep(QUIET_HELD_S)
+        n1 = naps(guest)
+        time.sleep(max(0.0, t0 + HOLD_S - time.monotonic()) + QUIET_AFTER_S)
+        n2 = naps(guest)
+        if n1 != n0:
+            pytest.fail("%s: %d naps while it was held (%d quiet s)"
+                        % (what, n1 - n0, QUIET_HELD_S), pytrace=False)
+        if n2 <= n1:
+            pytest.fail("%s: no nap in %d quiet s after it ended"
+                        % (what, QUIET_AFTER_S), pytrace=False)
+        detail.append("%s: 0 naps in %d quiet s held, %d in the %d s after"
+                      % (what, QUIET_HELD_S, n2 - n1, QUIET_AFTER_S))
+    record_property("detail", "; ".join(detail))
+
+
 # HAProxy as a load balancer runs it in front of the guest's Apache: HTTP
 # keep-alive to the backend (idle server connections kept and reused by
 # every client) and a TCP health check every 2 s.  It runs on the host

@@ -95,6 +95,8 @@ def run_one(ctx, mode, run, requests):
             row["status"] = "failed: no statistics from the guest"
             return row, times
         naps = s1.get("naps", 0) - s0.get("naps", 0)
+        if mode == "napd" and not naps:     # napd did not run, or broke
+            row["status"] = "failed: napd took no nap"
         row.update({
             "requests": requests, "lost": lost,
             "rt_ms_median": C.median(times) if times else None,

@@ -41,9 +41,15 @@ if [ -n "$NAPD_BOND" ]; then
 	echo "BOND $(cat $b/mode) active $(cat $b/active_slave)"
 	wake_dev=bond0
 fi
-nic=/sys/class/net/eth0/device/power/nosleep
+# power/nosleep of each NIC (eth1 with NAPD_ETH1 or NAPD_BOND).
+nosleep() {
+	for n in eth0 eth1; do
+		f=/sys/class/net/$n/device/power/nosleep
+		[ -e "$f" ] && printf ' %s=%s' $n "$(cat $f)"
+	done
+}
 snap() {
-	echo "mem_sleep=$(cat /sys/power/mem_sleep) wake_irq=$(cat /sys/power/wake_irq) nosleep=$(cat $nic)"
+	echo "mem_sleep=$(cat /sys/power/mem_sleep) wake_irq=$(cat /sys/power/wake_irq) nosleep:$(nosleep)"
 }
 before=$(snap)
 echo "BEFORE $before"
@@ -67,7 +73,9 @@ fi
 if [ -n "$NAPD_STUCK" ]; then
 	echo 200 > /sys/power/pm_freeze_timeout
 	while [ ! -b /dev/nvme0n1 ]; do sleep 0.1; done
-	(dd if=/dev/nvme0n1 of=/dev/null bs=64k count=16 iflag=direct \
+	# One 1 MiB read: QEMU lets its first 512 KiB through at once, and
+	# the second then waits 256 s for the throttle (dd stays in D).
+	(dd if=/dev/nvme0n1 of=/dev/null bs=1M count=1 iflag=direct \
 		2>/dev/null; echo "STUCK-RELEASED $?") &
 	echo "STUCK $(cat /sys/power/pm_freeze_timeout)"
 fi

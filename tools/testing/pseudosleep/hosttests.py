@@ -961,7 +961,7 @@ def t_wake_on_work():
         with netns.inside(g.netns):
             conn = socket.create_connection((netns.GUEST_IP, 8080),
                                             timeout=15)
-        if echo_roundtrip(conn, b"hello\n") != b"hello\n":
+        if pslib.echo_roundtrip(conn, b"hello\n") != b"hello\n":
             raise RuntimeError("no echo on the kept-alive connection")
         # The echo may come back before napd has logged the nap it ended.
         time.sleep(2)
@@ -987,7 +987,7 @@ def t_wake_on_work():
                     ok = body is not None and b"pseudosleep guest" in body
                 elif kind == "keepalive":
                     msg = b"request %d\n" % i
-                    ok = echo_roundtrip(conn, msg) == msg
+                    ok = pslib.echo_roundtrip(conn, msg) == msg
                 else:
                     ok = memcached_udp_get(b"k%d" % i) == b"END\r\n"
             d = answered if ok else lost
@@ -995,7 +995,7 @@ def t_wake_on_work():
         busy = wake_sources(list(g.output), mark)
         bg.terminate()
         bg.wait(30)
-        done, restored = napd_stop(g, lambda: echo_roundtrip(conn, b"stop\n"))
+        done, restored = napd_stop(g, lambda: pslib.echo_roundtrip(conn, b"stop\n"))
     finally:
         if bg and bg.poll() is None:
             bg.kill()
@@ -1672,6 +1672,19 @@ TWO_NICS_REQUESTS = 12
 NIC_IRQS = re.compile(r"^NIC-IRQS (eth[01]) ([\d ]+)")
 
 
+def nic_irqs_then_start(g, timeout):
+    """{NIC: its IRQs} from napd-run.sh's NIC-IRQS lines, once napd has
+    started."""
+    irqs = {}
+    for _ in range(2):
+        m = g.wait_line(NIC_IRQS.pattern, timeout)
+        if m:
+            irqs[m.group(1)] = set(m.group(2).split())
+    if not g.wait_line("^NAPD-STARTED", 60):
+        raise RuntimeError("napd did not start")
+    return irqs
+
+
 def t_napd_two_nics():
     """napd with --wake-dev eth0 --wake-dev eth1 arms the receive IRQs of
     both NICs, and a request on either ends a nap and is answered: naps
@@ -1686,12 +1699,7 @@ def t_napd_two_nics():
     answered = [0, 0]
     done = restored = None
     try:
-        for _ in range(2):
-            m = g.wait_line(NIC_IRQS.pattern, 180)
-            if m:
-                irqs[m.group(1)] = set(m.group(2).split())
-        if not g.wait_line("^NAPD-STARTED", 60):
-            raise RuntimeError("napd did not start")
+        irqs = nic_irqs_then_start(g, 180)
         for i in range(TWO_NICS_REQUESTS):
             time.sleep(1.0)         # napd naps after 50 ms of quiet
             body, _ = pslib.http_get(ports[i % 2], timeout=10)
@@ -1755,13 +1763,8 @@ def t_napd_bond():
     irqs, answered, phase_naps = {}, 0, []
     bond = done = restored = None
     try:
-        for _ in range(2):
-            m = g.wait_line(NIC_IRQS.pattern, 180)
-            if m:
-                irqs[m.group(1)] = set(m.group(2).split())
-        bond = g.wait_line(r"^BOND (\S+) \S+ active (\S*)", 30)
-        if not g.wait_line("^NAPD-STARTED", 60):
-            raise RuntimeError("napd did not start")
+        bond = g.wait_line(r"^BOND (\S+) \S+ active (\S*)", 180)
+        irqs = nic_irqs_then_start(g, 30)
         for phase in range(2):
             if phase:
                 reply = pslib.qmp(g.qmp_path, "set_link",
@@ -2013,21 +2016,6 @@ KEEPALIVE_CONNS = 20
 KEEPALIVE_REQUESTS = 100
 
 
-def echo_roundtrip(c, msg):
-    """Send MSG on socket C and read its echo: the echo, or None."""
-    try:
-        c.sendall(msg)
-        got = b""
-        while not got.endswith(b"\n"):
-            part = c.recv(256)
-            if not part:
-                return None
-            got += part
-        return got
-    except OSError:
-        return None
-
-
 def t_napd_keepalive():
     """20 kept-alive connections to an echo server in the guest stay open
     and quiet: napd naps anyway (a quiet one is idle, not busy), and 100
@@ -2048,7 +2036,7 @@ def t_napd_keepalive():
         for i in range(KEEPALIVE_CONNS):
             c = socket.create_connection(("127.0.0.1", port), timeout=15)
             # one exchange: the guest side is up before the quiet part
-            if echo_roundtrip(c, b"hello %d\n" % i) != b"hello %d\n" % i:
+            if pslib.echo_roundtrip(c, b"hello %d\n" % i) != b"hello %d\n" % i:
                 raise RuntimeError("connection %d: no echo" % i)
             conns.append(c)
         time.sleep(2)
@@ -2058,14 +2046,14 @@ def t_napd_keepalive():
             time.sleep(rnd.uniform(0.1, 0.6))
             msg = b"request %d\n" % i
             t0 = time.monotonic()
-            if echo_roundtrip(conns[rnd.randrange(len(conns))], msg) == msg:
+            if pslib.echo_roundtrip(conns[rnd.randrange(len(conns))], msg) == msg:
                 answered += 1
                 times.append(time.monotonic() - t0)
             else:
                 lost += 1
         naps_for = time.monotonic() - naps_from
         done, restored = napd_stop(
-            g, lambda: echo_roundtrip(conns[0], b"stop\n"))
+            g, lambda: pslib.echo_roundtrip(conns[0], b"stop\n"))
     finally:
         for c in conns:
             c.close()

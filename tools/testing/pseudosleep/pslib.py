@@ -182,6 +182,22 @@ def http_get(port, path="/", timeout=10.0, host="127.0.0.1"):
         return None, time.monotonic() - t0
 
 
+def echo_roundtrip(c, msg):
+    """Send MSG (one line) on socket C and read its echo: the echo, or
+    None."""
+    try:
+        c.sendall(msg)
+        got = b""
+        while not got.endswith(b"\n"):
+            part = c.recv(256)
+            if not part:
+                return None
+            got += part
+        return got
+    except OSError:
+        return None
+
+
 def qmp(sock_path, command, timeout=5.0, arguments=None):
     """Send one QMP command (with its arguments, a dict); returns the
     reply line."""

@@ -42,19 +42,10 @@ def guest_script(mode):
 
 
 def echo(conn, msg):
-    """The round trip of msg on conn in s, or None if it did not come
-    back whole."""
+    """The round trip of msg (one line) on conn in s, or None if it did
+    not come back."""
     t0 = time.monotonic()
-    try:
-        conn.sendall(msg)
-        got = b""
-        while len(got) < len(msg):
-            chunk = conn.recv(len(msg) - len(got))
-            if not chunk:
-                return None
-            got += chunk
-    except OSError:
-        return None
+    got = C.pslib.echo_roundtrip(conn, msg)
     return time.monotonic() - t0 if got == msg else None
 
 

@@ -18,9 +18,6 @@ httpd -p 80 -h /www
 if [ -n "$NAPD_ETH1" ]; then
 	ip addr add "$NAPD_ETH1" dev eth1
 	ip link set eth1 up
-	for n in eth0 eth1; do
-		echo "NIC-IRQS $n" $(ls /sys/class/net/$n/device/../msi_irqs)
-	done
 fi
 wake_dev=eth0
 if [ -n "$NAPD_BOND" ]; then
@@ -35,11 +32,14 @@ if [ -n "$NAPD_BOND" ]; then
 	done
 	ip link set bond0 up
 	ip addr add 10.0.2.15/24 dev bond0
+	echo "BOND $(cat $b/mode) active $(cat $b/active_slave)"
+	wake_dev=bond0
+fi
+# Each NIC's MSI-X IRQs, for the host to tell which one ended a nap.
+if [ -n "$NAPD_ETH1$NAPD_BOND" ]; then
 	for n in eth0 eth1; do
 		echo "NIC-IRQS $n" $(ls /sys/class/net/$n/device/../msi_irqs)
 	done
-	echo "BOND $(cat $b/mode) active $(cat $b/active_slave)"
-	wake_dev=bond0
 fi
 # power/nosleep of each NIC (eth1 with NAPD_ETH1 or NAPD_BOND).
 nosleep() {

@@ -59,6 +59,35 @@ static unsigned int busy_states(void)
 #define TCP_INFO_NEED	(offsetof(struct tcp_info, tcpi_last_ack_recv) + \
 			 sizeof(((struct tcp_info *)0)->tcpi_last_ack_recv))
 
+/*
+ * Data received after the last data sent is a request the server has read
+ * and not answered yet: it may be waiting for a backend, a disk or a timer,
+ * and a nap would freeze it with nothing to end the nap when that wait is
+ * over.  For this long at most: past it the connection is taken for a
+ * one-way stream (logs, an upload) that needs no answer.
+ */
+#define ANSWER_OWED_MAX_MS	30000U
+
+/* tcpi_data_segs_in and _out, since Linux 4.6. */
+#define TCP_INFO_SEGS	(offsetof(struct tcp_info, tcpi_data_segs_out) + \
+			 sizeof(((struct tcp_info *)0)->tcpi_data_segs_out))
+
+/*
+ * The times are in jiffies: a request that comes in the jiffy of the last
+ * answer, or of the handshake (a new connection's last "send"), looks no
+ * newer than it.  A connection that received data and never sent any owes
+ * an answer whatever the times say.
+ */
+static bool answer_owed(const struct tcp_info *ti, size_t len)
+{
+	if (ti->tcpi_last_data_recv >= ANSWER_OWED_MAX_MS)
+		return false;
+	if (ti->tcpi_last_data_recv < ti->tcpi_last_data_sent)
+		return true;
+	return len >= TCP_INFO_SEGS && ti->tcpi_data_segs_in &&
+	       !ti->tcpi_data_segs_out;
+}
+
 bool diag_conn_idle(const struct inet_diag_msg *m, const struct tcp_info *ti,
 		    size_t len, unsigned long idle_ms)
 {
@@ -67,6 +96,9 @@ bool diag_conn_idle(const struct inet_diag_msg *m, const struct tcp_info *ti,
 		return false;
 	/* A request not yet read, or an answer not yet delivered. */
 	if (m->idiag_rqueue || m->idiag_wqueue || ti->tcpi_unacked)
+		return false;
+	/* A request read and not answered yet. */
+	if (answer_owed(ti, len))
 		return false;
 	return ti->tcpi_last_data_recv >= idle_ms &&
 	       ti->tcpi_last_data_sent >= idle_ms &&

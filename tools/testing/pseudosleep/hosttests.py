@@ -2087,6 +2087,72 @@ HOST_TESTS.append(("napd: naps with 20 quiet kept-alive connections open; "
                    "100 requests on them, none lost", t_napd_keepalive))
 
 
+SLOW_REQUESTS = 12
+
+
+def t_napd_slow_answer():
+    """A server answers each request a second after reading it, as one
+    waiting on a backend, a disk or a timer would.  No nap may start
+    while it owes an answer: a nap would freeze it with nothing to end the
+    nap when its wait is over (--max-nap 0, so such a request waits for
+    the next one and is lost).  Requests 0.5 s apart, each on a new
+    connection, all answered; naps between them; settings restored."""
+    import socket
+    port = pslib.free_port()
+    g = pslib.Guest("NAPD_SLOW_PORT=8081 /usr/share/pseudosleep/napd-run.sh "
+                    "--port 8081 --idle-ms 50 --max-nap 0 --log --stats",
+                    fwd=["%d:8081" % port], timeout=900)
+    times, lost = [], 0
+    done = restored = None
+
+    def ask(msg, timeout):
+        t0 = time.monotonic()
+        try:
+            with socket.create_connection(("127.0.0.1", port),
+                                          timeout=timeout) as c:
+                c.settimeout(timeout)
+                ok = pslib.echo_roundtrip(c, msg) == msg
+        except OSError:
+            ok = False
+        return ok, time.monotonic() - t0
+    try:
+        if not g.wait_line("^NAPD-STARTED", 180):
+            raise RuntimeError("napd did not start")
+        time.sleep(1)
+        for i in range(SLOW_REQUESTS):
+            time.sleep(0.5)
+            ok, took = ask(b"slow %d\n" % i, 20)
+            if ok:
+                times.append(took)
+            else:
+                lost += 1
+        done, restored = napd_stop(g, lambda: ask(b"stop\n", 5))
+    finally:
+        console, out = guest_done(g)
+    naps = napd_stats(out).get("naps", 0)
+    answered = len(times)
+    times = sorted(times) or [0.0]
+    detail = "%d/%d answered, %d lost (no answer in 20 s), %d naps, answer " \
+        "median %.2f s, max %.2f s (the server takes 1 s)" % (
+            answered, SLOW_REQUESTS, lost, naps, times[len(times) // 2],
+            times[-1])
+    why = napd_exit_verdict(done, restored)
+    if lost:
+        return "failed", detail, console
+    if why:
+        return "failed", detail + "; " + why, console
+    # The gaps between requests are ten times napd's quiet time.
+    if naps < SLOW_REQUESTS // 4:
+        return "failed", detail + "; fewer than %d naps" % (
+            SLOW_REQUESTS // 4), console
+    return "passed", detail + "; settings restored", console
+
+
+HOST_TESTS.append(("napd: no nap while a server owes an answer: 12 "
+                   "requests answered a second late, none lost",
+                   t_napd_slow_answer))
+
+
 def t_stress_short():
     """make stress's short form: 150 naps ended by requests in every phase,
     noise on an unarmed NIC, a 20 s nap, CPU hotplug, 400 + racing fuzz

@@ -1246,9 +1246,12 @@ static void diag_msg(struct diag_reply *r, unsigned int state,
 	r->m.id.idiag_dport = htons(dport);
 }
 
-/* An ESTABLISHED reply on port 80 with a tcp_info attribute, at @p. */
+/*
+ * An ESTABLISHED reply on port 80 with a tcp_info attribute, at @p: data
+ * last received @recv_ms ago, sent (and acknowledged) @sent_ms ago.
+ */
 static size_t diag_msg_info(void *p, unsigned int rq, unsigned int unacked,
-			    unsigned int quiet_ms)
+			    unsigned int recv_ms, unsigned int sent_ms)
 {
 	struct nlmsghdr *h = p;
 	struct inet_diag_msg *m = NLMSG_DATA(h);
@@ -1257,9 +1260,9 @@ static size_t diag_msg_info(void *p, unsigned int rq, unsigned int unacked,
 
 	memset(&ti, 0, sizeof(ti));
 	ti.tcpi_unacked = unacked;
-	ti.tcpi_last_data_recv = quiet_ms;
-	ti.tcpi_last_data_sent = quiet_ms;
-	ti.tcpi_last_ack_recv = quiet_ms;
+	ti.tcpi_last_data_recv = recv_ms;
+	ti.tcpi_last_data_sent = sent_ms;
+	ti.tcpi_last_ack_recv = sent_ms;
 	memset(m, 0, sizeof(*m));
 	m->idiag_family = AF_INET;
 	m->idiag_state = NAPD_TCP_ESTABLISHED;
@@ -1273,6 +1276,24 @@ static size_t diag_msg_info(void *p, unsigned int rq, unsigned int unacked,
 	h->nlmsg_flags = NLM_F_MULTI;
 	h->nlmsg_len = NLMSG_LENGTH(sizeof(*m)) + RTA_ALIGN(a->rta_len);
 	return NLMSG_ALIGN(h->nlmsg_len);
+}
+
+/* Set tcpi_data_segs_in or _out of the diag_msg_info() reply at @p. */
+static void diag_msg_set(void *p, size_t off, __u32 n)
+{
+	struct inet_diag_msg *m = NLMSG_DATA((struct nlmsghdr *)p);
+
+	memcpy((char *)RTA_DATA((struct rtattr *)(m + 1)) + off, &n, sizeof(n));
+}
+
+static void diag_msg_segs_in(void *p, __u32 n)
+{
+	diag_msg_set(p, offsetof(struct tcp_info, tcpi_data_segs_in), n);
+}
+
+static void diag_msg_segs_out(void *p, __u32 n)
+{
+	diag_msg_set(p, offsetof(struct tcp_info, tcpi_data_segs_out), n);
 }
 
 static void test_diag_parse(void)
@@ -1313,12 +1334,36 @@ static void test_diag_parse(void)
 	CHECK(c.busy == 0);
 
 	/* quiet 60 ms at idle-ms 50; then unread bytes, unacked, 40 ms */
-	len += diag_msg_info((char *)info + len, 0, 0, 60);
-	len += diag_msg_info((char *)info + len, 5, 0, 60);
-	len += diag_msg_info((char *)info + len, 0, 1, 60);
-	len += diag_msg_info((char *)info + len, 0, 0, 40);
+	len += diag_msg_info((char *)info + len, 0, 0, 60, 60);
+	len += diag_msg_info((char *)info + len, 5, 0, 60, 60);
+	len += diag_msg_info((char *)info + len, 0, 1, 60, 60);
+	len += diag_msg_info((char *)info + len, 0, 0, 40, 40);
 	CHECK(diag_parse(info, len, p80, 1, 50, &c) == 0);
 	CHECK(c.idle == 1 && c.busy == 3);
+	/*
+	 * a request read 60 ms ago and not answered: busy; answered: idle;
+	 * one read 40 s ago and never answered: a one-way stream, idle
+	 */
+	len = diag_msg_info(info, 0, 0, 60, 200);
+	len += diag_msg_info((char *)info + len, 0, 0, 200, 60);
+	len += diag_msg_info((char *)info + len, 0, 0, 40000, 50000);
+	c.idle = 0;
+	c.busy = 0;
+	CHECK(diag_parse(info, len, p80, 1, 50, &c) == 0);
+	CHECK(c.idle == 2 && c.busy == 1);
+	/*
+	 * times alike (the request came in the jiffy of the handshake): one
+	 * data segment in and none out is busy; one out too is idle
+	 */
+	len = diag_msg_info(info, 0, 0, 60, 60);
+	diag_msg_segs_in(info, 1);
+	len += diag_msg_info((char *)info + len, 0, 0, 60, 60);
+	diag_msg_segs_in((char *)info + len / 2, 1);
+	diag_msg_segs_out((char *)info + len / 2, 1);
+	c.idle = 0;
+	c.busy = 0;
+	CHECK(diag_parse(info, len, p80, 1, 50, &c) == 0);
+	CHECK(c.idle == 1 && c.busy == 1);
 }
 
 /* ---- sock_diag and /proc/net/tcp against the running kernel ---- */
@@ -1478,7 +1523,13 @@ static void test_live_tcp_idle(void)
 		}
 		CHECK(exchange(cl[i], sv[i]));
 	}
-	/* [0] stays quiet; [1] gets unread bytes; [2] unsent ones */
+	/*
+	 * [0] stays quiet; [1] gets unread bytes; [2] unsent ones.  [1]'s
+	 * come a few jiffies after the exchange's answer: sock_diag's times
+	 * are in jiffies, and a request received in the jiffy of the last
+	 * answer cannot be told from one that came before it.
+	 */
+	usleep(20000);
 	CHECK(write(cl[1], "hello", 5) == 5);
 	CHECK(!fcntl(sv[2], F_SETFL, O_NONBLOCK));
 	memset(buf, 'x', sizeof(buf));
@@ -1495,8 +1546,13 @@ static void test_live_tcp_idle(void)
 	CHECK(c.idle == 0 && c.busy == 1);
 	c = count_at(&d, port[2], 50);
 	CHECK(c.idle == 0 && c.busy == 1);
-	/* read, [1] is quiet again: reading is no traffic */
+	/* read, [1] is still busy: a request read and not answered */
 	CHECK(read(sv[1], buf, sizeof(buf)) == 5);
+	c = count_at(&d, port[1], 50);
+	CHECK(c.idle == 0 && c.busy == 1);
+	/* answered, and quiet for 100 ms: idle */
+	CHECK(write(sv[1], "ok", 2) == 2 && read(cl[1], buf, 2) == 2);
+	usleep(100000);
 	c = count_at(&d, port[1], 50);
 	CHECK(c.idle == 1 && c.busy == 0);
 

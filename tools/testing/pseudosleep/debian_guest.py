@@ -69,7 +69,6 @@ def spaced(n, gap, fn, after=None):
     return rows
 
 
-
 def image():
     """(rootfs, None) when the Debian guest can boot here, else
     (None, why not)."""
@@ -78,6 +77,94 @@ def image():
         return None, why
     rootfs, why = hosttests.debian_rootfs()
     return (rootfs, None) if rootfs else (None, "no Debian image: " + why)
+
+# HAProxy as a load balancer runs it in front of the guest's Apache: HTTP
+# keep-alive to the backend (idle server connections kept and reused by
+# every client) and a TCP health check every 2 s.  It runs on the host
+# side, in the namespace of the guest's bridge (tests/test_debian.py and
+# bench --only debian).
+HAPROXY_CFG = """\
+global
+    stats socket %(dir)s/stats.sock level admin
+defaults
+    mode http
+    option http-keep-alive
+    timeout connect 10s
+    timeout client 60s
+    timeout server 60s
+frontend web
+    bind 127.0.0.1:8080
+    default_backend guest
+backend guest
+    http-reuse always
+    server debian %(guest)s:80 check inter 2s
+"""
+HAPROXY_URL = "http://127.0.0.1:8080/"
+
+
+def haproxy_start(guest, where):
+    """HAProxy in directory where (its configuration and stats socket)."""
+    with open(os.path.join(where, "haproxy.cfg"), "w") as f:
+        f.write(HAPROXY_CFG % {"dir": where, "guest": netns.GUEST_IP})
+    return subprocess.Popen(netns.command(guest.g.netns, [
+        "haproxy", "-db", "-f", os.path.join(where, "haproxy.cfg")]),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def haproxy_server(where):
+    """The backend server's row of HAProxy's "show stat" as a dict."""
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(10)
+    s.connect(os.path.join(where, "stats.sock"))
+    s.sendall(b"show stat\n")
+    out = recv_all(s)
+    s.close()
+    lines = out.decode().splitlines()
+    keys = lines[0].lstrip("# ").split(",")
+    for l in lines[1:]:
+        row = dict(zip(keys, l.split(",")))
+        if row.get("svname") == "debian":
+            return row
+    return {}
+
+
+def haproxy_up(lb, where, timeout=60):
+    """The backend's row once HAProxy's checks see it UP, else None."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and lb.poll() is None:
+        time.sleep(1)
+        row = haproxy_server(where)
+        if row.get("status", "").startswith("UP"):
+            return row
+    return None
+
+
+# The harness's own channels to the guest (the virtio console that carries
+# vm-run's output, the two 9p shares), which a real server has not, kept
+# running through naps (power/nosleep) as the test initramfs keeps them:
+# bench --only debian then measures the server's devices, not these.
+KEEP_HARNESS = """
+for d in /sys/bus/virtio/drivers/9pnet_virtio/virtio* \\
+	 /sys/bus/virtio/drivers/virtio_console/virtio*; do
+	[ -e "$d/power/nosleep" ] && echo 1 > "$d/power/nosleep"
+done
+true
+"""
+
+# The PM core's per-device callbacks and its suspend_resume steps, in a
+# trace instance of their own; lean_naps.parse_trace() reads them.
+TRACE = "/sys/kernel/tracing/instances/psbench"
+TRACE_ON = """
+[ -d /sys/kernel/tracing/instances ] || mount -t tracefs tracefs /sys/kernel/tracing
+mkdir -p %(i)s
+echo 8192 > %(i)s/buffer_size_kb
+for e in device_pm_callback_start device_pm_callback_end suspend_resume; do
+	echo 1 > %(i)s/events/power/$e/enable
+done
+echo > %(i)s/trace
+""" % {"i": TRACE}
+TRACE_OFF = "echo 0 > %(i)s/events/enable && rmdir %(i)s" % {"i": TRACE}
+
 
 class DebianGuest:
     """One boot of the image.  start() returns once the agent answers."""

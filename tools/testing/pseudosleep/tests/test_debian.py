@@ -17,15 +17,12 @@ import json
 import os
 import re
 import shutil
-import socket
-import subprocess
 import tempfile
 import time
 
 import pytest
 
 import debian_guest
-import netns
 import pslib
 
 ORDER = 5
@@ -373,52 +370,7 @@ def test_naps_held_off(guest, record_property):
     record_property("detail", "; ".join(detail))
 
 
-# HAProxy as a load balancer runs it in front of the guest's Apache: HTTP
-# keep-alive to the backend (idle server connections kept and reused by
-# every client) and a TCP health check every 2 s.  It runs on the host
-# side, in the namespace of the guest's bridge.
-HAPROXY_CFG = """\
-global
-    stats socket %(dir)s/stats.sock level admin
-defaults
-    mode http
-    option http-keep-alive
-    timeout connect 10s
-    timeout client 60s
-    timeout server 60s
-frontend web
-    bind 127.0.0.1:8080
-    default_backend guest
-backend guest
-    http-reuse always
-    server debian 10.0.2.15:80 check inter 2s
-"""
 LB_QUIET_S = 20
-
-
-def haproxy_start(guest, where):
-    with open(os.path.join(where, "haproxy.cfg"), "w") as f:
-        f.write(HAPROXY_CFG % {"dir": where})
-    return subprocess.Popen(netns.command(guest.g.netns, [
-        "haproxy", "-db", "-f", os.path.join(where, "haproxy.cfg")]),
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-
-
-def haproxy_server(where):
-    """The backend server's row of HAProxy's "show stat" as a dict."""
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(10)
-    s.connect(os.path.join(where, "stats.sock"))
-    s.sendall(b"show stat\n")
-    out = debian_guest.recv_all(s)
-    s.close()
-    lines = out.decode().splitlines()
-    keys = lines[0].lstrip("# ").split(",")
-    for l in lines[1:]:
-        row = dict(zip(keys, l.split(",")))
-        if row.get("svname") == "debian":
-            return row
-    return {}
 
 
 def napd_blocked(guest):
@@ -435,20 +387,15 @@ def test_haproxy_keepalive(guest, record_property):
     Apache keeps HAProxy's idle connection for its KeepAliveTimeout."""
     needs_naps(guest)
     where = tempfile.mkdtemp(prefix="ps-haproxy.")
-    lb = haproxy_start(guest, where)
+    lb = debian_guest.haproxy_start(guest, where)
     try:
-        deadline = time.monotonic() + 60
-        row = {}
-        while time.monotonic() < deadline and lb.poll() is None:
-            time.sleep(1)
-            row = haproxy_server(where)
-            if row.get("status", "").startswith("UP"):
-                break
-        if not row.get("status", "").startswith("UP"):
+        row = debian_guest.haproxy_up(lb, where)
+        if not row:
             pytest.fail("HAProxy: backend %s (haproxy %s)" % (
-                row.get("status", "?"), lb.poll()), pytrace=False)
+                debian_guest.haproxy_server(where).get("status", "?"),
+                lb.poll()), pytrace=False)
         rc, out = guest.netns_cmd(["curl", "-sS", "-m", "30",
-                                   "http://127.0.0.1:8080/"], timeout=40)
+                                   debian_guest.HAPROXY_URL], timeout=40)
         if rc or "pseudosleep debian guest" not in out:
             pytest.fail("HAProxy: curl exit %d: %r" % (rc, out[:80]),
                         pytrace=False)
@@ -467,9 +414,9 @@ def test_haproxy_keepalive(guest, record_property):
         woke = guest.out("echo $(cat /sys/power/pseudosleep/"
                          "last_wake_source) irq $(cat /sys/power/"
                          "pseudosleep/last_wake_irq)").strip()
-        row = haproxy_server(where)
+        row = debian_guest.haproxy_server(where)
         rc, out = guest.netns_cmd(["curl", "-sS", "-m", "30",
-                                   "http://127.0.0.1:8080/"], timeout=40)
+                                   debian_guest.HAPROXY_URL], timeout=40)
     finally:
         lb.terminate()
         lb.wait(timeout=30)

@@ -105,3 +105,28 @@ def test_debian_agent_protocol():
         got = debian_guest.recv_all(b).decode()
     assert debian_guest.agent.split_status(got) == (3, "out\n")
     assert debian_guest.agent.split_status("no status") is None
+
+
+def test_bench_debian_devices_and_health_sections():
+    """The per-device table lists the costliest devices first and counts
+    those with callbacks; the health-check table gives the median and
+    range of the windows per mode and the requests lost."""
+    devs = [{"policy": "default", "device": "d%d" % i, "driver": "pci",
+             "suspend_ms": float(i), "resume_ms": 1.0,
+             "callbacks_per_nap": 0.0 if i == 0 else 6.0, "naps": 4}
+            for i in range(3)]
+    health = [{"mode": m, "run": r, "seconds": 30.0,
+               "asleep_pct": (0.0 if m == "awake" else 96.0 + r),
+               "naps": 0, "naps_per_min": 0.0, "checks": 15,
+               "check_ms_median": 1.0, "check_ms_max": 2, "down": 0,
+               "after_ms": 10.0 + r, "after_lost": r == 1 and m == "awake"}
+              for m in debian.MODES for r in range(3)]
+    text = "\n".join(debian.devices_md({"devices": devs, "traced_naps": 4})
+                     + debian.health_md({"health": health}))
+    assert "3 devices were traced, 2 of them had suspend or resume" in text
+    assert "All devices together: 6.00 ms per nap" in text
+    assert text.index("| d2 |") < text.index("| d1 |") < text.index("| d0 |")
+    assert "| share of time asleep, % | 0.0 [0.0..0.0] | " \
+        "97.0 [96.0..98.0] |" in text
+    assert "| requests lost | 1/3 | 0/3 |" in text
+    assert debian.devices_md({}) == [] and debian.health_md({}) == []

@@ -63,10 +63,12 @@ static unsigned int busy_states(void)
  * Data received after the last data sent is a request the server has read
  * and not answered yet: it may be waiting for a backend, a disk or a timer,
  * and a nap would freeze it with nothing to end the nap when that wait is
- * over.  For this long at most: past it the connection is taken for a
- * one-way stream (logs, an upload) that needs no answer.
+ * over.  For this long at most, the default max-nap: past it the client is
+ * taken to have had the last word (a WebSocket pong, an HTTP/2 PING ACK,
+ * SSH's window adjust, a one-way log stream) and naps go on; a request
+ * that takes longer is late by at most one max-nap.
  */
-#define ANSWER_OWED_MAX_MS	30000U
+#define ANSWER_OWED_MAX_MS	5000U
 
 /* tcpi_data_segs_in and _out, since Linux 4.6. */
 #define TCP_INFO_SEGS	(offsetof(struct tcp_info, tcpi_data_segs_out) + \

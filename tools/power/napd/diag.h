@@ -39,9 +39,9 @@ int diag_tcp_count(struct diag *d, const unsigned short *ports, int nr,
 /*
  * Is this an idle kept-alive connection?  ESTABLISHED, nothing unread
  * (rqueue), unsent or unacknowledged (wqueue, tcpi_unacked), no request
- * read and left unanswered (data received after the last data sent, for
- * up to 30 s), and no data received or sent nor ACK received for at least
- * @idle_ms.  @ti is the
+ * read and left unanswered for up to 5 s (data received after the last
+ * data sent, or data received and none ever sent), and no data received
+ * or sent nor ACK received for at least @idle_ms.  @ti is the
  * INET_DIAG_INFO attribute of @len bytes, NULL if there was none: then
  * it is busy, as is anything we cannot read.
  */

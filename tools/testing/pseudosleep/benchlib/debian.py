@@ -136,8 +136,11 @@ def clock_rate(a, b):
 
 def tcp_accepts(g):
     """Connections the guest's TCP answered: passive opens (this one's
-    included) and handshakes the client reset before completing them
-    (AttemptFails), as HAProxy's layer-4 check does."""
+    included) and AttemptFails.  HAProxy's layer-4 check resets the
+    connection right after the handshake: a passive open, or with
+    TCP_DEFER_ACCEPT (Apache's AcceptFilter) a reset request socket, an
+    AttemptFail; either way once.  AttemptFails also counts the guest's
+    own failed connects, of which a quiet guest has none."""
     out = g.out("grep '^Tcp:' /proc/net/snmp")
     keys, vals = [l.split()[1:] for l in out.splitlines()[:2]]
     tcp = dict(zip(keys, vals))

@@ -1296,6 +1296,28 @@ static void diag_msg_segs_out(void *p, __u32 n)
 	diag_msg_set(p, offsetof(struct tcp_info, tcpi_data_segs_out), n);
 }
 
+/*
+ * Two replies with one data segment in each, at @ms_a and @ms_b ms (data
+ * received and sent alike), the second with @out_b segments out: the
+ * first must count busy and the second idle at idle-ms 50.
+ */
+static void check_segs_pair(void *info, unsigned int ms_a,
+			    unsigned int ms_b, __u32 out_b)
+{
+	static const unsigned short p80[] = { 80 };
+	struct conn_count c = { 0, 0 };
+	size_t len, second;
+
+	len = diag_msg_info(info, 0, 0, ms_a, ms_a);
+	diag_msg_segs_in(info, 1);
+	second = len;
+	len += diag_msg_info((char *)info + len, 0, 0, ms_b, ms_b);
+	diag_msg_segs_in((char *)info + second, 1);
+	diag_msg_segs_out((char *)info + second, out_b);
+	CHECK(diag_parse(info, len, p80, 1, 50, &c) == 0);
+	CHECK(c.idle == 1 && c.busy == 1);
+}
+
 static void test_diag_parse(void)
 {
 	static const unsigned short p80[] = { 80 };
@@ -1312,7 +1334,7 @@ static void test_diag_parse(void)
 		  .e = { .error = -ENOENT } };
 	long info[4 * 512 / sizeof(long)];	/* aligned for nlmsghdr */
 	struct conn_count c = { 0, 0 };
-	size_t len = 0, second;
+	size_t len = 0;
 
 	diag_msg(&buf.r[0], NAPD_TCP_ESTABLISHED, 80, 40000);	/* ours */
 	diag_msg(&buf.r[1], NAPD_TCP_ESTABLISHED, 40000, 80);	/* client */
@@ -1354,28 +1376,11 @@ static void test_diag_parse(void)
 	CHECK(c.idle == 2 && c.busy == 1);
 	/*
 	 * times alike (the request came in the jiffy of the handshake): one
-	 * data segment in and none out is busy; one out too is idle
+	 * data segment in and none out is busy; one out too is idle.  Data
+	 * in, none out, 4999 ms ago: busy; 5000 ms: idle.
 	 */
-	len = diag_msg_info(info, 0, 0, 60, 60);
-	diag_msg_segs_in(info, 1);
-	second = len;
-	len += diag_msg_info((char *)info + len, 0, 0, 60, 60);
-	diag_msg_segs_in((char *)info + second, 1);
-	diag_msg_segs_out((char *)info + second, 1);
-	c.idle = 0;
-	c.busy = 0;
-	CHECK(diag_parse(info, len, p80, 1, 50, &c) == 0);
-	CHECK(c.idle == 1 && c.busy == 1);
-	/* data in, none out, 4999 ms ago: busy; 5000 ms: idle */
-	len = diag_msg_info(info, 0, 0, 4999, 4999);
-	diag_msg_segs_in(info, 1);
-	second = len;
-	len += diag_msg_info((char *)info + len, 0, 0, 5000, 5000);
-	diag_msg_segs_in((char *)info + second, 1);
-	c.idle = 0;
-	c.busy = 0;
-	CHECK(diag_parse(info, len, p80, 1, 50, &c) == 0);
-	CHECK(c.idle == 1 && c.busy == 1);
+	check_segs_pair(info, 60, 60, 1);
+	check_segs_pair(info, 4999, 5000, 0);
 }
 
 /* ---- sock_diag and /proc/net/tcp against the running kernel ---- */

@@ -2095,8 +2095,10 @@ def t_napd_slow_answer():
     waiting on a backend, a disk or a timer would.  No nap may start
     while it owes an answer: a nap would freeze it with nothing to end the
     nap when its wait is over (--max-nap 0, so such a request waits for
-    the next one and is lost).  Requests 0.5 s apart, each on a new
-    connection, all answered; naps between them; settings restored."""
+    the next one and is lost).  Requests 0.5 s apart, every other one on
+    a new connection (the request comes in the jiffy of the handshake),
+    the others on one kept-alive connection (it comes after the last
+    answer), all answered; naps between them; settings restored."""
     import socket
     port = pslib.free_port()
     g = pslib.Guest("NAPD_SLOW_PORT=8081 /usr/share/pseudosleep/napd-run.sh "
@@ -2105,29 +2107,37 @@ def t_napd_slow_answer():
     times, lost = [], 0
     done = restored = None
 
-    def ask(msg, timeout):
+    def ask(msg, timeout, c=None):
         t0 = time.monotonic()
         try:
-            with socket.create_connection(("127.0.0.1", port),
-                                          timeout=timeout) as c:
+            if c:
                 c.settimeout(timeout)
                 ok = pslib.echo_roundtrip(c, msg) == msg
+            else:
+                with socket.create_connection(("127.0.0.1", port),
+                                              timeout=timeout) as c:
+                    c.settimeout(timeout)
+                    ok = pslib.echo_roundtrip(c, msg) == msg
         except OSError:
             ok = False
         return ok, time.monotonic() - t0
+    kept = None
     try:
         if not g.wait_line("^NAPD-STARTED", 180):
             raise RuntimeError("napd did not start")
         time.sleep(1)
+        kept = socket.create_connection(("127.0.0.1", port), timeout=20)
         for i in range(SLOW_REQUESTS):
             time.sleep(0.5)
-            ok, took = ask(b"slow %d\n" % i, 20)
+            ok, took = ask(b"slow %d\n" % i, 20, kept if i % 2 else None)
             if ok:
                 times.append(took)
             else:
                 lost += 1
         done, restored = napd_stop(g, lambda: ask(b"stop\n", 5))
     finally:
+        if kept:
+            kept.close()
         console, out = guest_done(g)
     naps = napd_stats(out).get("naps", 0)
     answered = len(times)

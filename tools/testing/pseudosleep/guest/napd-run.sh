@@ -9,14 +9,15 @@
 # open), for kept-alive connections.  NAPD_MEMCACHED adds memcached on
 # that TCP and UDP port.  NAPD_STUCK leaves a task in D state (see below).
 # NAPD_SLOW_PORT adds a server on that port that answers each line one
-# second after reading it, as one waiting on a backend or a disk would.
+# second after reading it, as one waiting on a backend or a disk would,
+# on a connection that stays open for more.
 # NAPD_ETH1 gives a second NIC, eth1, that address; NAPD_BOND=MODE puts
 # eth0 and eth1 in bond0 (that bonding mode, 10.0.2.15) and napd's
 # --wake-dev is bond0.
 httpd -p 80 -h /www
 [ -n "$NAPD_ECHO_PORT" ] && nc -ll -p "$NAPD_ECHO_PORT" -e /bin/cat &
 [ -n "$NAPD_SLOW_PORT" ] && nc -ll -p "$NAPD_SLOW_PORT" -e /bin/sh -c \
-	'read -r l; sleep 1; echo "$l"' &
+	'while read -r l; do sleep 1; echo "$l"; done' &
 [ -n "$NAPD_MEMCACHED" ] && memcached -d -u root -l 0.0.0.0 \
 	-p "$NAPD_MEMCACHED" -U "$NAPD_MEMCACHED"
 if [ -n "$NAPD_ETH1" ]; then

@@ -41,7 +41,8 @@ export BUILD_DIR KDIR KOBJ BZIMAGE INITRAMFS ROOTFS DEBIAN_KERNEL
 
 .PHONY: all help deps kernel source config initramfs selftests test demo \
 	patches checkpatch w1 bench stress clean distclean napd overlay napd-deb \
-	rootfs debian-shell patchset check-series-quick check-series deb
+	rootfs debian-shell patchset check-series-quick check-series deb \
+	kernel-deb
 
 all: kernel
 
@@ -72,11 +73,14 @@ help:
 	@echo "                   (DEB_BASE=config: the base, default this host's)"
 	@echo "  make w1          build our C files with W=1"
 	@echo "  make napd-deb    napd's Debian package: $(BUILD_DIR)/napd_<version>_<arch>.deb"
-	@echo "  make rootfs      Debian 12 server image (mmdebstrap): $(ROOTFS)"
+	@echo "  make kernel-deb  the test kernel's linux-image .deb (bindeb-pkg): $(BUILD_DIR)/"
+	@echo "  make rootfs      Debian 12 server image (mmdebstrap) with that package"
+	@echo "                   installed: $(ROOTFS)"
 	@echo "                   (DEBIAN_KERNEL=1: with Debian's kernel and initrd)"
 	@echo "  make debian-shell  boot it (NVMe root, AHCI, xHCI, e1000e on a bridge),"
 	@echo "                   serial console here; needs configs/debian-guest.config"
-	@echo "                   in the kernel (KERNEL=, INITRD= boot another kernel;"
+	@echo "                   in the kernel; boots the image's kernel (KERNEL=, INITRD="
+	@echo "                   boot another one;"
 	@echo "                   DEBIAN_KERNEL=1: the image with Debian's kernel;"
 	@echo "                   NAPD=0: napd masked, the guest stays awake)"
 	@echo "  make clean       remove $(BUILD_DIR)"
@@ -212,17 +216,10 @@ w1: $(KOBJ)/.config
 DEB_DIR    ?= $(BUILD_DIR)/deb
 DEB_OBJ    := $(DEB_DIR)/obj
 DEB_BASE   ?= $(wildcard /boot/config-$(shell uname -r))
-# The package version names this tree's commit (the kernel tree's own commit
-# means nothing outside $(KDIR)): 6.12.117-1+ps.4e22ec7.
-DEB_VERSION = $(shell make -s -C $(KDIR) kernelversion)-1+ps.$(shell \
-	git -C $(TOP) describe --always --dirty --abbrev=7 | tr -- - .)
 deb: $(STAMPS)/patched
 	@$(MAKE) -s overlay
 	@$(T)/deb-config $(KDIR) $(DEB_OBJ) $(TOP)/configs/production.config $(DEB_BASE)
-	@echo "  BUILD   bindeb-pkg (-j$(JOBS)) in $(DEB_OBJ)"
-	@DEBFULLNAME="pseudosleep developers" DEBEMAIL=kernel@pseudosleep.invalid \
-		$(MAKE) -C $(KDIR) O=$(DEB_OBJ) -j$(JOBS) LOCALVERSION= \
-		KDEB_PKGVERSION=$(DEB_VERSION) bindeb-pkg
+	@$(T)/kernel-deb $(KDIR) $(DEB_OBJ) -f >/dev/null
 	@ls -l $(DEB_DIR)/*.deb
 
 # --- guest userspace --------------------------------------------------------
@@ -247,18 +244,21 @@ initramfs: selftests napd
 # The Debian 12 guest: a root file system from Debian's packages, rebuilt
 # only when its package list, script or files change (mkrootfs.sh keeps
 # their hash); our kernel boots it with configs/debian-guest.config.
-rootfs:
-	@$(T)/debian/mkrootfs.sh $(ROOTFS)
+# The test kernel goes into the image as a host gets it: its linux-image
+# package (kernel-deb, bindeb-pkg), installed with apt; vm-run boots the
+# kernel that package put in the image's /boot.
+rootfs: $(if $(filter 1,$(DEBIAN_KERNEL)),,kernel-deb)
+	@$(if $(filter 1,$(DEBIAN_KERNEL)),,KERNEL_DEB=$$(ls $(BUILD_DIR)/linux-image-*.deb)) \
+		$(T)/debian/mkrootfs.sh $(ROOTFS)
 
-ifeq ($(DEBIAN_KERNEL),1)
-KERNEL     ?= $(ROOTFS)-vmlinuz
-INITRD     ?= $(ROOTFS)-initrd.img
-endif
+kernel-deb: kernel
+	@$(T)/kernel-deb $(KDIR) $(KOBJ) >/dev/null
+
 DEBIAN_SHELL_ARGS = --rootfs $(ROOTFS) --shell --mem 2G --smp 2 \
 	--nic e1000e --net bridge --netns debian-shell \
 	$(if $(filter 0,$(NAPD)),--append systemd.mask=napd.service) \
 	$(if $(KERNEL),--kernel $(KERNEL)) $(if $(INITRD),--initrd $(INITRD))
-debian-shell: rootfs $(if $(KERNEL),,kernel)
+debian-shell: rootfs
 	@$(T)/vm-run $(DEBIAN_SHELL_ARGS)
 
 # --- the two commands of the README -----------------------------------------
@@ -266,7 +266,7 @@ debian-shell: rootfs $(if $(KERNEL),,kernel)
 # python3 comes first in PATH); PYTEST_ARGS="-k NAME" runs some tests only,
 # see tools/testing/pseudosleep/README.
 PYTEST     ?= pytest-3
-test: kernel initramfs
+test: kernel initramfs kernel-deb
 	@$(PYTEST) $(T)/tests $(PYTEST_ARGS)
 
 demo: kernel initramfs
@@ -282,7 +282,7 @@ BENCH_CONFIGS := $(GUEST_CONFIGS) configs/debian-guest.config
 BENCH_ARGS += $(foreach o,$(ONLY),--only $(o))
 ifeq ($(QUICK),)
 bench:
-	@$(MAKE) -s BUILD_DIR=$(BENCH_DIR) CONFIGS="$(BENCH_CONFIGS)" kernel initramfs
+	@$(MAKE) -s BUILD_DIR=$(BENCH_DIR) CONFIGS="$(BENCH_CONFIGS)" kernel initramfs kernel-deb
 	@BUILD_DIR=$(BENCH_DIR) $(T)/bench $(BENCH_ARGS)
 else
 bench: kernel initramfs

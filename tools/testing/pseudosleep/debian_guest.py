@@ -184,9 +184,7 @@ class DebianGuest:
         t0 = time.monotonic()
         extra = ["--rootfs", self.rootfs, "--mem", "2G"]
         if OWN_KERNEL:
-            extra += ["--kernel", self.rootfs + "-vmlinuz",
-                      "--initrd", self.rootfs + "-initrd.img",
-                      "--append", "systemd.mask=napd.service"]
+            extra += ["--append", "systemd.mask=napd.service"]
         self.g = pslib.Guest(
             "exec python3 /mnt/add/debian-agent.py", nic="e1000e",
             net="bridge", timeout=self.timeout, extra=extra)

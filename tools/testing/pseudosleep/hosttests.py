@@ -2442,19 +2442,31 @@ def debian_kernel_missing():
 
 def debian_rootfs():
     """(path, None) once make rootfs's image is built (or up to date), else
-    (None, why)."""
+    (None, why).  The image holds our kernel from its package (kernel-deb
+    makes it when the kernel is newer), or with DEBIAN_KERNEL=1 Debian's."""
     if not shutil.which("mmdebstrap"):
         return None, "no mmdebstrap (make deps)"
-    try:
-        p = subprocess.run([DEBIAN_MKROOTFS, DEBIAN_ROOTFS],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           timeout=1200)
-    except subprocess.TimeoutExpired:
-        return None, "mkrootfs.sh took more than 20 min"
-    if p.returncode:
-        out = p.stdout.decode(errors="replace").strip().splitlines()
-        return None, "mkrootfs.sh exited %d: %s" % (
-            p.returncode, (out or ["?"])[-1][:200])
+    env = dict(os.environ)
+    env.pop("KERNEL_DEB", None)
+    steps = [("mkrootfs.sh", [DEBIAN_MKROOTFS, DEBIAN_ROOTFS])]
+    if not DEBIAN_OWN_KERNEL:
+        steps.insert(0, ("kernel-deb", [
+            os.path.join(pslib.HERE, "kernel-deb"),
+            os.path.join(pslib.BUILD, "linux"),
+            os.path.join(pslib.BUILD, "obj")]))
+    for name, argv in steps:
+        try:
+            p = subprocess.run(argv, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, timeout=1200,
+                               env=env)
+        except subprocess.TimeoutExpired:
+            return None, "%s took more than 20 min" % name
+        out = p.stdout.decode(errors="replace").strip().splitlines() or ["?"]
+        if p.returncode:
+            return None, "%s exited %d: %s" % (name, p.returncode,
+                                               out[-1][:200])
+        if name == "kernel-deb":
+            env["KERNEL_DEB"] = out[-1]
     return DEBIAN_ROOTFS, None
 
 

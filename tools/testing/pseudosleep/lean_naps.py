@@ -11,14 +11,14 @@ import shutil
 import subprocess
 import time
 
+import hosttests
 import netns
 import pslib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GUEST_SCRIPT = os.path.join(HERE, "lean-naps-guest.sh")
 NAPD_DIR = os.path.join(pslib.TOP, "tools", "power", "napd")
-ROOTFS = os.environ.get("ROOTFS") or \
-    os.path.join(pslib.BUILD, "debian", "rootfs.qcow2")
+ROOTFS = hosttests.DEBIAN_ROOTFS
 
 # PCI classes (base class and subclass) the lean policy keeps.
 USB_HOST, SATA, NVME = 0x0c03, 0x0106, 0x0108
@@ -36,8 +36,11 @@ TRACE_EV = re.compile(
 
 def skip_reason():
     """Why the lean-naps guest cannot run here, or None."""
-    if not os.path.exists(ROOTFS):
-        return "no Debian image %s (make rootfs)" % ROOTFS
+    if hosttests.DEBIAN_OWN_KERNEL:
+        return "DEBIAN_KERNEL=1: Debian's kernel does not nap"
+    rootfs, why = hosttests.debian_rootfs()	# up to date with the kernel
+    if not rootfs:
+        return "no Debian image: " + why
     if not netns.bridge_usable():
         return "no bridge networking (root and /dev/net/tun)"
     if not os.path.exists(os.path.join(pslib.BUILD, "obj", ".config")):

@@ -13,6 +13,7 @@ made with Debian's own kernel on that kernel instead, to check the image
 apart from ours: napd is masked there (no pseudo mode) and the tests that
 need naps skip."""
 
+import hashlib
 import json
 import os
 import re
@@ -104,6 +105,31 @@ def test_boot(guest, record_property):
                     "guest uptime, agent up after %.0f s" % (
                         kernel, napd, m.group(2) if m else "?",
                         guest.boot_s))
+
+
+def test_kernel_from_package(guest, record_property):
+    """The running kernel is the one its linux-image package installed:
+    dpkg has the package installed, owns /boot/vmlinuz-$(uname -r), and
+    that file is the one QEMU booted (the image's, copied out by make
+    rootfs)."""
+    rel = guest.out("uname -r").strip()
+    vmlinuz = "/boot/vmlinuz-" + rel
+    owner = guest.out("dpkg -S %s 2>&1 || true" % vmlinuz).strip()
+    pkg = owner.split(":")[0] if owner.endswith(": " + vmlinuz) else None
+    status = guest.out("dpkg-query -W -f='${Version} ${Status}' %s 2>&1 "
+                       "|| true" % pkg).strip() if pkg else ""
+    inside = guest.out("sha256sum %s 2>&1 || true" % vmlinuz).split()[0]
+    with open(guest.rootfs + "-vmlinuz", "rb") as f:
+        booted = hashlib.sha256(f.read()).hexdigest()
+    if not pkg or not status.endswith(" install ok installed") or \
+            inside != booted:
+        pytest.fail("debian: kernel %s: %s owned by %r (%s); sha256 %s in "
+                    "the image, %s booted" % (rel, vmlinuz, owner, status,
+                                              inside[:16], booted[:16]),
+                    pytrace=False)
+    record_property("detail", "%s %s installed by apt, owns %s, the file "
+                    "QEMU booted (sha256 %s)" % (pkg, status.split()[0],
+                                                 vmlinuz, booted[:16]))
 
 
 def test_napd_naps(guest, record_property):

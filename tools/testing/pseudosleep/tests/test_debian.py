@@ -242,6 +242,63 @@ def test_memcached_during_naps(guest, record_property):
                          ["memccat", servers, key], value)
 
 
+def load_burst(guest, argv, want_ops):
+    """One load generator's burst on a napping guest: (None, detail) when
+    it exited 0 having done want_ops operations with no failure, else
+    (why, None).  ab prints "Complete requests" and "Failed requests",
+    memcaslap "Ops: N" (and exits 1 when a server does not answer)."""
+    rc, out = guest.netns_cmd(argv, timeout=120)
+    if argv[0] == "ab":
+        done = re.search(r"^Complete requests:\s+(\d+)", out, re.M)
+        failed = re.search(r"^Failed requests:\s+(\d+)", out, re.M)
+        non2xx = re.search(r"^Non-2xx responses:\s+(\d+)", out, re.M)
+        longest = re.search(r"^\s+100%\s+(\d+)", out, re.M)
+        ok = done and failed and int(done.group(1)) == want_ops and \
+            failed.group(1) == "0" and not non2xx
+        detail = longest and int(longest.group(1))
+    else:
+        done = re.search(r"^Run time: \S+ Ops: (\d+)", out, re.M)
+        ok = done and int(done.group(1)) == want_ops and \
+            re.search(r"^get_misses: 0$", out, re.M)
+        detail = None
+    if rc or not ok:
+        return "%s exit %d: %s" % (argv[0], rc,
+                                   " | ".join(out.splitlines()[-4:])), None
+    return None, detail
+
+
+def test_load_generators_after_naps(guest, record_property):
+    """ApacheBench and memcaslap (memaslap), 4 connections at once, each
+    burst after a quiet gap in which the guest naps: every request and
+    operation of every burst done, none failed."""
+    needs_naps(guest)
+    rounds, n_ab, n_mc = 5, 40, 200
+    n0 = naps(guest)
+    longest = []
+    for i in range(rounds):
+        for argv, want in (
+                (["ab", "-q", "-s", "30", "-n", str(n_ab), "-c", "4",
+                  "http://10.0.2.15/"], n_ab),
+                (["memcaslap", "-s", "10.0.2.15:11211", "-x", str(n_mc),
+                  "-c", "4", "-T", "1"], n_mc)):
+            time.sleep(1.5)
+            why, detail = load_burst(guest, argv, want)
+            if why:
+                pytest.fail("burst %d of %d: %s" % (i + 1, rounds, why),
+                            pytrace=False)
+            if detail is not None:
+                longest.append(detail)
+    n = naps(guest) - n0
+    if n < rounds:	# 2 * rounds quiet gaps, 10 naps in our runs
+        pytest.fail("ab and memcaslap bursts: only %d naps in %d quiet "
+                    "gaps" % (n, 2 * rounds), pytrace=False)
+    record_property("detail", "%d bursts of ab -n %d -c 4 and %d of "
+                    "memcaslap -x %d -c 4, each after 1.5 s of quiet: "
+                    "all done, 0 failed, %d naps; ab's longest request "
+                    "per burst %s ms" % (rounds, n_ab, rounds, n_mc, n,
+                                         "/".join(map(str, longest))))
+
+
 def test_nvme_after_nap(guest, record_property):
     """A file written and synced before a nap reads back the same from the
     NVMe root after it (page cache dropped, so the read is the disk's)."""

@@ -25,6 +25,7 @@ static const char *const check_names[NR_CHECKS] = {
 	[CHECK_PAUSED] = "paused",
 	[CHECK_BACKOFF] = "backoff",
 	[CHECK_WAKE_SOURCE] = "wake_source",
+	[CHECK_LINK] = "link",
 };
 
 const char *check_name(enum napd_check c)
@@ -193,4 +194,12 @@ int find_process(const char *proc_root, const char *const names[], int nr,
 	}
 	closedir(d);
 	return ret;
+}
+
+bool operstate_up(const char *state)
+{
+	size_t len = strcspn(state, "\n");
+
+	return (len == 2 && !strncmp(state, "up", 2)) ||
+	       (len == 7 && !strncmp(state, "unknown", 7));
 }

@@ -29,6 +29,7 @@ enum napd_check {
 	CHECK_BACKOFF,		/* backing off after aborted entries */
 	/* a watched server has work, or a wakeup source stayed active */
 	CHECK_WAKE_SOURCE,
+	CHECK_LINK,		/* a wake device's link is not up */
 	NR_CHECKS,
 };
 
@@ -73,5 +74,12 @@ char parse_pid_stat(const char *text, char *comm, size_t size);
  */
 int find_process(const char *proc_root, const char *const names[], int nr,
 		 pid_t self, char *found, size_t size);
+
+/*
+ * Whether a /sys/class/net/DEV/operstate value (@state, a trailing
+ * newline allowed) says packets can come in: "up", or "unknown" from a
+ * driver that does not report its link.
+ */
+bool operstate_up(const char *state);
 
 #endif /* NAPD_CHECKS_H */

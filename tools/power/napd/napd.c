@@ -514,6 +514,33 @@ static bool backing_off(struct napd *n)
 }
 
 /*
+ * A wake device whose link is not up (no carrier yet at boot, a cable
+ * pulled, a bond with no active slave)?  No request can come through it
+ * to end a nap, and the kernel starts sending through a link that just
+ * came up only when its link watch work has run (operstate "up"), which
+ * a nap may hold back.  A file that cannot be read counts as up: a
+ * kernel without operstate.
+ */
+static bool link_down(struct napd *n)
+{
+	const struct napd_opts *o = n->o;
+	char path[PATH_MAX], state[32];
+	int i;
+
+	for (i = 0; i < o->nr_wake_devs; i++) {
+		if (path_fmt(path, sizeof(path), "%s/class/net/%s/operstate",
+			     o->sysfs_root, o->wake_devs[i]) ||
+		    sysfs_read(path, state, sizeof(state)) < 0 ||
+		    operstate_up(state))
+			continue;
+		snprintf(n->why, sizeof(n->why), "%s: operstate %s",
+			 o->wake_devs[i], state);
+		return true;
+	}
+	return false;
+}
+
+/*
  * A logind sleep inhibitor held?  A directory that cannot be read is
  * logged once and counts as none: logind's own files, not ours.
  */
@@ -573,6 +600,8 @@ static int idle_checks(struct napd *n)
 		check = CHECK_PAUSED;
 	} else if (inhibited(n)) {
 		check = CHECK_INHIBITOR;
+	} else if (link_down(n)) {
+		check = CHECK_LINK;
 	} else if (ret) {
 		check = CHECK_PROCESS;
 	} else if (o->cpu_max < 100 && use > o->cpu_max * 10) {
@@ -1152,9 +1181,9 @@ static void do_reload(struct napd *n)
 	    strcmp(fresh.sysfs_root, o->sysfs_root) ||
 	    strcmp(fresh.proc_root, o->proc_root) ||
 	    strcmp(fresh.status_socket, o->status_socket) ||
-	    fresh.dry_run != o->dry_run)
+	    fresh.dry_run != o->dry_run || fresh.sync_fs != o->sync_fs)
 		napd_log(LOG_WARNING,
-			 "reload: wake-dev, mode, keep-awake, sysfs-root, proc-root, status-socket and dry-run take a restart; kept");
+			 "reload: wake-dev, mode, keep-awake, sysfs-root, proc-root, status-socket, dry-run and sync take a restart; kept");
 	/* Copies: the old strings go with the old settings. */
 	for (i = 0; i < o->nr_wake_devs; i++)
 		fresh.wake_devs[i] = napd_opts_strdup(&fresh, o->wake_devs[i]);
@@ -1167,6 +1196,7 @@ static void do_reload(struct napd *n)
 	fresh.proc_root = napd_opts_strdup(&fresh, o->proc_root);
 	fresh.status_socket = napd_opts_strdup(&fresh, o->status_socket);
 	fresh.dry_run = o->dry_run;
+	fresh.sync_fs = o->sync_fs;
 	ret = devpolicy_keep_opts(&fresh, o);
 	if (ret > 0)
 		napd_log(LOG_WARNING,

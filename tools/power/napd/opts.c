@@ -78,6 +78,8 @@ const char napd_usage[] =
 "                       bound; default 5s) with an alarm timer\n"
 "  --systemd-timers yes|no  end a nap when the next systemd timer is due\n"
 "                       (default yes; nothing without systemd)\n"
+"  --sync yes|no        sync the filesystems before each pseudo nap (default\n"
+"                       no: /sys/power/sync_on_suspend is 0 while napd runs)\n"
 "  --inhibitors yes|no  no nap while a logind sleep inhibitor lock is held\n"
 "                       (systemd-inhibit --what=sleep; default yes)\n"
 "  --inhibit-dir DIR    logind's lock files (default /run/systemd/inhibit)\n"
@@ -218,7 +220,7 @@ enum opt_id {
 	OPT_MAX_NAP, OPT_SYSTEMD_TIMERS, OPT_INHIBITORS, OPT_INHIBIT_DIR,
 	OPT_SOCKET_GROUP,
 	OPT_NAP_KEEP, OPT_NAP_SUSPEND, OPT_DEVICE_POLICY, OPT_LIST_DEVICES,
-	OPT_CHECK,
+	OPT_CHECK, OPT_SYNC,
 	OPT_NR
 };
 
@@ -262,6 +264,7 @@ static const struct {
 	{ "max-nap",		OPT_MAX_NAP,		ARG },
 	{ "systemd-timers",	OPT_SYSTEMD_TIMERS,	ARG },
 	{ "inhibitors",		OPT_INHIBITORS,		ARG },
+	{ "sync",		OPT_SYNC,		ARG },
 	{ "inhibit-dir",	OPT_INHIBIT_DIR,	ARG },
 	{ "socket-group",	OPT_SOCKET_GROUP,	ARG },
 	{ "restore",		OPT_RESTORE,		NOCONF },
@@ -540,6 +543,11 @@ static int apply_opt(struct napd_opts *o, enum opt_id id, const char *pfx,
 		return 0;
 	case OPT_INHIBITORS:
 		if (parse_bool(arg, &o->inhibitors))
+			return fail(err, errlen, "bad %s%s '%s' (yes or no)",
+				    pfx, name, arg);
+		return 0;
+	case OPT_SYNC:
+		if (parse_bool(arg, &o->sync_fs))
 			return fail(err, errlen, "bad %s%s '%s' (yes or no)",
 				    pfx, name, arg);
 		return 0;
@@ -964,6 +972,9 @@ static void take_opt(struct napd_opts *dst, const struct napd_opts *src,
 		break;
 	case OPT_INHIBITORS:
 		dst->inhibitors = src->inhibitors;
+		break;
+	case OPT_SYNC:
+		dst->sync_fs = src->sync_fs;
 		break;
 	case OPT_INHIBIT_DIR:
 		dst->inhibit_dir = src->inhibit_dir;

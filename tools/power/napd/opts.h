@@ -79,6 +79,7 @@ struct napd_opts {
 	unsigned long max_nap_ms;	/* longest nap; 0: unbounded */
 	bool systemd_timers;		/* wake for the next systemd timer */
 	bool inhibitors;		/* honour logind sleep inhibitors */
+	bool sync_fs;			/* keep the PM core's sync before naps */
 	const char *inhibit_dir;	/* logind's lock files */
 	const char *socket_group;	/* NULL: "napd" if there is one */
 	bool dry_run;

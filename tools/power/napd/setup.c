@@ -387,7 +387,8 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 {
 	const char *root = o->sysfs_root, *mode = napd_mode_name(o->mode);
 	bool pseudo = o->mode == NAPD_MODE_PSEUDO;
-	char mem_sleep[PATH_MAX], wake_irq[PATH_MAX];
+	char mem_sleep[PATH_MAX], wake_irq[PATH_MAX], sync[PATH_MAX];
+	char old_sync[16] = "";
 	char list[SETTING_VAL_MAX], cur[64], old_irqs[SETTING_VAL_MAX];
 	char irqlist[SETTING_VAL_MAX];
 	struct nosleep nosleep[NAPD_MAX_NICS + NAPD_MAX_KEEP + 1];
@@ -422,7 +423,8 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 		     "%s/power/pseudosleep", root) ||
 	    path_fmt(mem_sleep, sizeof(mem_sleep), "%s/power/mem_sleep",
 		     root) ||
-	    path_fmt(wake_irq, sizeof(wake_irq), "%s/power/wake_irq", root))
+	    path_fmt(wake_irq, sizeof(wake_irq), "%s/power/wake_irq", root) ||
+	    path_fmt(sync, sizeof(sync), "%s/power/sync_on_suspend", root))
 		return fail(err, errlen, "path too long under %s", root);
 
 	/* What sleep modes does this kernel have? */
@@ -572,6 +574,22 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 		nosleep[i--] = nosleep[--nr_nosleep];
 	}
 
+	/*
+	 * The PM core syncs the filesystems before every suspend, in case
+	 * the machine does not come back.  A nap keeps memory powered and
+	 * needs no firmware to come back: the sync protects nothing a crash
+	 * while awake would not lose, and with a journal written at every
+	 * nap it writes the disk and makes the entry as slow as the
+	 * writeback.  Skip it unless --sync yes (a kernel without the file
+	 * always syncs).
+	 */
+	if (pseudo && !o->sync_fs && path_exists(sync)) {
+		ret = sysfs_read(sync, old_sync, sizeof(old_sync));
+		if (ret < 0)
+			return fail(err, errlen, "cannot read %s: %s", sync,
+				    strerror(-ret));
+	}
+
 	/* The device policy: which devices naps leave alone (devpolicy.h). */
 	if (pseudo && devpolicy_scan(o, &tree, err, errlen)) {
 		devtree_free(&tree);
@@ -582,7 +600,8 @@ int napd_setup(const struct napd_opts *o, struct napd_setup *s,
 	ret = -1;
 	if (change(s, mem_sleep, cur, mode, err, errlen) ||
 	    (arm_irqs && change(s, wake_irq, old_irqs, irqlist, err, errlen)) ||
-	    (disarm_irqs && change(s, wake_irq, old_irqs, "", err, errlen)))
+	    (disarm_irqs && change(s, wake_irq, old_irqs, "", err, errlen)) ||
+	    (old_sync[0] && change(s, sync, old_sync, "0", err, errlen)))
 		goto out_tree;
 	s->nr_irqs_armed = arm_irqs ? s->nr_irqs : 0;
 	for (i = 0; i < nr_nosleep; i++)

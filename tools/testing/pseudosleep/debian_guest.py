@@ -192,8 +192,7 @@ class DebianGuest:
         end = t0 + boot_timeout
         while time.monotonic() < end:
             if self.g.wait_line(r"^AGENT READY", 5):
-                self.boot_s = time.monotonic() - t0
-                return None
+                return self.reachable(t0, end)
             if self.g.proc.poll() is not None:
                 break
             self.http_get(timeout=2)
@@ -201,6 +200,29 @@ class DebianGuest:
         return "no agent after %.0f s (vm-run %s): %s" % (
             time.monotonic() - t0, self.g.proc.poll(),
             " | ".join(tail)[-300:])
+
+    def reachable(self, t0, end):
+        """None once the agent answers over the bridge, else why not.  The
+        agent starts after multi-user.target, which does not wait for the
+        network (systemd-networkd-wait-online is off, as on a server
+        whose NIC may come up late): the e1000e's link comes up some
+        seconds after it, and until then the host's ARP requests go
+        unanswered."""
+        why = "?"
+        while time.monotonic() < end:
+            try:
+                rc, out = self.run("true", timeout=10)
+                if rc == 0:
+                    self.boot_s = time.monotonic() - t0
+                    return None
+                why = "exit %d: %s" % (rc, out[-200:])
+            except OSError as e:
+                why = str(e)
+            if self.g.proc.poll() is not None:
+                break
+            time.sleep(1)
+        return "the agent printed AGENT READY but never answered over " \
+            "the bridge: " + why
 
     def run(self, cmd, timeout=120):
         """(rc, output) of `sh -c cmd` in the guest, through the agent.

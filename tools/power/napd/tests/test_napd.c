@@ -289,6 +289,7 @@ static void build_tree(const char *t, bool pseudo)
 	put("7\n", "%s/sys/power/wakeup_count", t);
 	put("\n", "%s/sys/power/wake_irq", t);
 	put("25\n", "%s/sys/power/pm_wakeup_irq", t);
+	put("1\n", "%s/sys/power/sync_on_suspend", t);
 	if (pseudo) {
 		put("0\n", "%s/sys/power/pseudosleep/naps", t);
 		put("1000000\n", "%s/sys/power/pseudosleep/last_nap_ns", t);
@@ -737,6 +738,7 @@ static void test_setup_restore(void)
 	CHECK_STR(get("%s/sys/power/wake_irq", t), "25");
 	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "1");
 	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "1");
+	CHECK_STR(get("%s/sys/power/sync_on_suspend", t), "0");
 	/* the parent keeps running by kernel rule, not by our write */
 	CHECK_STR(get("%s/sys/devices/pci0000:00/0000:00:02.0/power/nosleep",
 		      t), "0");
@@ -746,7 +748,19 @@ static void test_setup_restore(void)
 	CHECK_STR(get("%s/sys/power/wake_irq", t), "");
 	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "0");
 	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "0");
+	CHECK_STR(get("%s/sys/power/sync_on_suspend", t), "1");
 	CHECK(s.settings.nr == 0);
+
+	/* --sync yes: the PM core's sync stays as the admin set it */
+	o.sync_fs = true;
+	put("[s2idle] deep pseudo\n", "%s/sys/power/mem_sleep", t);
+	if (napd_setup(&o, &s, err, sizeof(err))) {
+		printf("# napd_setup --sync yes: %s\n", err);
+		t_failed = true;
+	}
+	CHECK_STR(get("%s/sys/power/sync_on_suspend", t), "1");
+	CHECK(!napd_restore(&s));
+	o.sync_fs = false;
 
 	/* a keep-awake given as a directory path, and prior values kept */
 	put("[deep] s2idle pseudo\n", "%s/sys/power/mem_sleep", t);
@@ -1084,8 +1098,8 @@ static void test_setup_crash_recovery(void)
 	fake_opts(&o, t, "eth0", "pseudo", "ttyS0", false);
 	if (napd_setup(&o, &s2, err, sizeof(err)))
 		printf("# %s\n", err);
-	CHECK(s2.recovered == 4);
-	CHECK(s2.settings.nr == 4 && s2.settings.nr_pending == 0);
+	CHECK(s2.recovered == 5);
+	CHECK(s2.settings.nr == 5 && s2.settings.nr_pending == 0);
 	CHECK_STR(get("%s/sys/power/wake_irq", t), "25");
 	CHECK(!napd_restore(&s2));
 	CHECK_STR(get("%s/sys/power/mem_sleep", t), "s2idle");
@@ -1101,7 +1115,7 @@ static void test_setup_crash_recovery(void)
 	put("s2idle deep [pseudo]\n", "%s/sys/power/mem_sleep", t);
 	fake_opts(&o, t, "eth0", "pseudo", NULL, false);
 	CHECK(!napd_setup(&o, &s2, err, sizeof(err)));
-	CHECK(s2.recovered == 4 && s2.settings.nr == 3);
+	CHECK(s2.recovered == 5 && s2.settings.nr == 4);
 	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "0");
 	{
 		char *text = read_whole(file);
@@ -2124,6 +2138,8 @@ static void test_config_bad(void)
 		{ "max-nap = 1 s\n", "bad.conf:1: bad max-nap '1 s'" },
 		{ "systemd-timers = sometimes\n",
 		  "bad.conf:1: bad systemd-timers 'sometimes' (yes or no)" },
+		{ "sync = sometimes\n",
+		  "bad.conf:1: bad sync 'sometimes' (yes or no)" },
 		{ "idle-ms = 5\n\nidle-ms = 5\n",
 		  "bad.conf:3: duplicate idle-ms (first set on line 1)" },
 		{ "log = yes\nlog = no\n", "bad.conf:2: duplicate log" },
@@ -2454,7 +2470,7 @@ static void test_status_json(void)
 	stats_init(&st);
 	CHECK(stats_format_status(&st, 42, 50, buf, sizeof(buf)) > 0);
 	CHECK_STR(buf,
-		  "{\"pid\":42,\"idle_ms\":50,\"naps\":0,\"aborted\":0,\"handshake_refused\":0,\"asleep_ns\":0,\"alarm_wakes\":0,\"paused\":null,\"last_wake_irq\":null,\"last_wake_latency_ns\":null,\"last_blocked\":null,\"blocked\":{\"connections\":0,\"packets\":0,\"udp\":0,\"process\":0,\"cpu\":0,\"runnable\":0,\"disk\":0,\"handshake\":0,\"inhibitor\":0,\"paused\":0,\"backoff\":0,\"wake_source\":0},\"wake_irqs\":{}}\n");
+		  "{\"pid\":42,\"idle_ms\":50,\"naps\":0,\"aborted\":0,\"handshake_refused\":0,\"asleep_ns\":0,\"alarm_wakes\":0,\"paused\":null,\"last_wake_irq\":null,\"last_wake_latency_ns\":null,\"last_blocked\":null,\"blocked\":{\"connections\":0,\"packets\":0,\"udp\":0,\"process\":0,\"cpu\":0,\"runnable\":0,\"disk\":0,\"handshake\":0,\"inhibitor\":0,\"paused\":0,\"backoff\":0,\"wake_source\":0,\"link\":0},\"wake_irqs\":{}}\n");
 	st.naps = 3;
 	st.nap_ns = 1500;
 	stats_wake_irq(&st, 25);
@@ -2678,6 +2694,7 @@ static char ctl_sock[PATH_MAX];
 static void check_restored(const char *t)
 {
 	CHECK_STR(get("%s/sys/power/mem_sleep", t), "s2idle");
+	CHECK_STR(get("%s/sys/power/sync_on_suspend", t), "1");
 	CHECK_STR(get("%s/sys/power/wake_irq", t), "");
 	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "0");
 	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "0");
@@ -3843,7 +3860,7 @@ static void test_napd_kill9(void)
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	CHECK(run_napd(restore, out, 0) == 0);
-	CHECK(out_has(out, "restored 4 settings from"));
+	CHECK(out_has(out, "restored 5 settings from"));
 	settings_snapshot(t, after, sizeof(after));
 	CHECK_STR(after, before);
 	CHECK(!path_exists(file));
@@ -4340,6 +4357,51 @@ static void test_napd_inhibitor_pause(void)
 	CHECK(out_has(c.r.out, "{\"naps\":2,"));
 	CHECK(out_has(c.ctl_out, "{\"paused\":true,\"for_ms\":300}"));
 	check_restored(c.r.t);
+}
+
+struct link_run {
+	struct fake_run r;
+	char operstate[PATH_MAX];
+	int up_at;
+};
+
+/* The link comes up once napd said it holds naps back for it. */
+static void link_tick(void *arg)
+{
+	struct link_run *l = arg;
+
+	l->r.ticks++;
+	if (!l->up_at && out_has_quiet(l->r.out, "held back by link")) {
+		put("up\n", "%s", l->operstate);
+		l->up_at = l->r.ticks;
+	}
+}
+
+/*
+ * No nap while the wake device's link is down: no request could come to
+ * end it.  "unknown" (a driver that does not report its link) is up.
+ */
+static void test_napd_link_down(void)
+{
+	struct link_run l;
+
+	CHECK(operstate_up("up\n") && operstate_up("up") &&
+	      operstate_up("unknown"));
+	CHECK(!operstate_up("down") && !operstate_up("dormant") &&
+	      !operstate_up("lowerlayerdown") && !operstate_up("upper") &&
+	      !operstate_up(""));
+
+	memset(&l, 0, sizeof(l));
+	fake_run(&l.r, "link-down", "--max-naps", "1", NULL);
+	path_fmt(l.operstate, sizeof(l.operstate),
+		 "%s/sys/class/net/eth0/operstate", l.r.t);
+	put("down\n", "%s", l.operstate);
+	CHECK(run_napd_tick(l.r.argv, l.r.out, 0, link_tick, &l) == 0);
+	CHECK(l.up_at);
+	CHECK_OUT(l.r.out, "nap held back by link: eth0: operstate down");
+	CHECK(out_before(l.r.out, "held back by link", "nap 1 slept"));
+	CHECK(out_has(l.r.out, "{\"naps\":1,"));
+	check_restored(l.r.t);
 }
 
 static void test_napctl_errors(void)
@@ -4881,6 +4943,7 @@ static const struct {
 	{ "metrics_format", test_metrics_format, false },
 	{ "napd_metrics_file", test_napd_metrics, true },
 	{ "napd_inhibitor_and_napctl_pause", test_napd_inhibitor_pause, true },
+	{ "napd_link_down_holds_naps", test_napd_link_down, true },
 	{ "napctl_errors", test_napctl_errors, true },
 	{ "devpolicy_lean_overrides_restore", test_devpolicy_lean, false },
 	{ "devpolicy_config_bad_file_line", test_devpolicy_config, false },

@@ -86,6 +86,7 @@ struct napd {
 	bool conn_clean;		/* last dump: nothing busy ... */
 	unsigned long long conn_clean_rx;	/* ... with this all_rx() */
 	bool have_diskstats;
+	bool link_held;			/* naps held back: no link up */
 	bool sampled;			/* cpu0/disk0 taken for this window */
 	struct cpu_sample cpu0;
 	struct cpu_sample cpu_hist[CPU_HIST];	/* the latest samples ... */
@@ -514,30 +515,45 @@ static bool backing_off(struct napd *n)
 }
 
 /*
- * A wake device whose link is not up (no carrier yet at boot, a cable
- * pulled, a bond with no active slave)?  No request can come through it
- * to end a nap, and the kernel starts sending through a link that just
- * came up only when its link watch work has run (operstate "up"), which
- * a nap may hold back.  A file that cannot be read counts as up: a
- * kernel without operstate.
+ * No wake device's link up (no carrier yet at boot, a cable pulled, a
+ * bond with no active slave, a VLAN whose NIC is down)?  No request can
+ * come to end a nap.  At boot napd starts before an e1000e has finished
+ * negotiating its link, and on our Debian test guest a link that came up
+ * during a nap carried no ARP reply until the nap ended.  With several
+ * wake devices one with its link up is enough.  A device whose operstate
+ * cannot be read (gone) is not up.  Going into and out of this state is
+ * logged, since it can last.
  */
 static bool link_down(struct napd *n)
 {
 	const struct napd_opts *o = n->o;
 	char path[PATH_MAX], state[32];
-	int i;
+	int i, ret;
 
 	for (i = 0; i < o->nr_wake_devs; i++) {
-		if (path_fmt(path, sizeof(path), "%s/class/net/%s/operstate",
-			     o->sysfs_root, o->wake_devs[i]) ||
-		    sysfs_read(path, state, sizeof(state)) < 0 ||
-		    operstate_up(state))
-			continue;
-		snprintf(n->why, sizeof(n->why), "%s: operstate %s",
-			 o->wake_devs[i], state);
-		return true;
+		ret = path_fmt(path, sizeof(path), "%s/class/net/%s/operstate",
+			       o->sysfs_root, o->wake_devs[i]);
+		if (!ret)
+			ret = sysfs_read(path, state, sizeof(state));
+		if (ret >= 0 && operstate_up(state)) {
+			if (n->link_held)
+				napd_log(LOG_NOTICE, "%s: link up, napping again",
+					 o->wake_devs[i]);
+			n->link_held = false;
+			return false;
+		}
+		if (!i)
+			snprintf(n->why, sizeof(n->why), "%s: %s%s",
+				 o->wake_devs[0], ret < 0 ? "no operstate: " : "operstate ",
+				 ret < 0 ? strerror(-ret) : state);
 	}
-	return false;
+	if (!o->nr_wake_devs)
+		return false;
+	if (!n->link_held)
+		napd_log(LOG_NOTICE, "no nap until a wake device's link is up (%s%s)",
+			 n->why, o->nr_wake_devs > 1 ? ", and the others" : "");
+	n->link_held = true;
+	return true;
 }
 
 /*
@@ -1508,6 +1524,10 @@ static int start(struct napd *n)
 		       "device policy %s: %d device%s kept awake by its rules (napd --list-devices)",
 		       o->dev_policy == NAPD_POLICY_LEAN ? "lean" : "all",
 		       s->nr_policy, s->nr_policy == 1 ? "" : "s");
+	if (o->mode == NAPD_MODE_PSEUDO)
+		logmsg(n, LOG_INFO, "%s", o->sync_fs ?
+		       "filesystems synced before each nap, as the PM core does (--sync yes)" :
+		       "no filesystem sync before naps, nor any suspend while napd runs (sync_on_suspend 0)");
 	logmsg(n, LOG_INFO,
 	       "idle checks: cpu-max %lu%%, runnable-max %lu, disk %s, %d process name%s, %d UDP port%s",
 	       o->cpu_max, o->runnable_max,

@@ -143,13 +143,8 @@ def haproxy_up(lb, where, timeout=60):
 # vm-run's output, the two 9p shares), which a real server has not, kept
 # running through naps (power/nosleep) as the test initramfs keeps them:
 # bench --only debian then measures the server's devices, not these.
-KEEP_HARNESS = """
-for d in /sys/bus/virtio/drivers/9pnet_virtio/virtio* \\
-	 /sys/bus/virtio/drivers/virtio_console/virtio*; do
-	[ -e "$d/power/nosleep" ] && echo 1 > "$d/power/nosleep"
-done
-true
-"""
+KEEP_HARNESS = "sh /mnt/add/keep-harness.sh"
+KEEP_HARNESS_SH = os.path.join(pslib.HERE, "guest", "keep-harness.sh")
 
 # The PM core's per-device callbacks and its suspend_resume steps, in a
 # trace instance of their own; lean_naps.parse_trace() reads them.
@@ -189,6 +184,7 @@ class DebianGuest:
             "exec python3 /mnt/add/debian-agent.py", nic="e1000e",
             net="bridge", timeout=self.timeout, extra=extra)
         shutil.copy(AGENT, self.g.share)
+        shutil.copy(KEEP_HARNESS_SH, self.g.share)
         end = t0 + boot_timeout
         while time.monotonic() < end:
             if self.g.wait_line(r"^AGENT READY", 5):

@@ -4,6 +4,7 @@ item.  Each returns (status, detail, console) where console is the guest's
 console text (checked for kernel warnings by its "dmesg clean" item) or
 None when no guest ran to completion worth checking."""
 
+import contextlib
 import json
 import os
 import re
@@ -2108,16 +2109,14 @@ def t_napd_slow_answer():
     done = restored = None
 
     def ask(msg, timeout, c=None):
+        """msg on the kept-alive connection c, or on a new one."""
         t0 = time.monotonic()
         try:
-            if c:
-                c.settimeout(timeout)
-                ok = pslib.echo_roundtrip(c, msg) == msg
-            else:
-                with socket.create_connection(("127.0.0.1", port),
-                                              timeout=timeout) as c:
-                    c.settimeout(timeout)
-                    ok = pslib.echo_roundtrip(c, msg) == msg
+            with contextlib.nullcontext(c) if c else \
+                    socket.create_connection(("127.0.0.1", port),
+                                             timeout=timeout) as conn:
+                conn.settimeout(timeout)
+                ok = pslib.echo_roundtrip(conn, msg) == msg
         except OSError:
             ok = False
         return ok, time.monotonic() - t0

@@ -22,12 +22,8 @@ if systemctl is-active --quiet napd.service 2>/dev/null; then
 	echo "STOPPED napd.service"
 fi
 # The harness's channels (the 9p shares, the output console) stay up
-# through naps, as the test initramfs's init keeps them: virtio-9p cannot
-# be restored after a suspend, and a request in flight then never ends.
-for d in /sys/bus/virtio/drivers/9pnet_virtio/virtio* \
-	 /sys/bus/virtio/drivers/virtio_console/virtio*; do
-	[ -e "$d/power/nosleep" ] && echo 1 > "$d/power/nosleep"
-done
+# through naps, as the test initramfs's init keeps them.
+sh "$(dirname "$0")/keep-harness.sh"
 [ -d $T/instances ] || mount -t tracefs tracefs $T
 mkdir -p $I
 echo 8192 > $I/buffer_size_kb

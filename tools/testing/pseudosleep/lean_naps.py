@@ -75,6 +75,8 @@ class Session:
             extra=["--rootfs", ROOTFS, "--mem", "2G"])
         shutil.copy(napd, os.path.join(self.g.share, "napd"))
         shutil.copy(GUEST_SCRIPT, self.g.share)
+        shutil.copy(os.path.join(HERE, "guest", "keep-harness.sh"),
+                    self.g.share)
         self.g.signal("go")
         self.lines = []
         self.phase = 0

@@ -269,6 +269,7 @@ static void fake_virtio_nic(const char *t, const char *pci, int vio,
 		mkdir_p("%s/msi_irqs/%d", d, irq + i);
 	put("0\n", "%s/virtio%d/power/nosleep", d, vio);
 	put(rx, "%s/virtio%d/net/%s/statistics/rx_packets", d, vio, dev);
+	put("up\n", "%s/virtio%d/net/%s/operstate", d, vio, dev);
 	snprintf(target, sizeof(target), "../../../virtio%d", vio);
 	link_to(target, "%s/virtio%d/net/%s/device", d, vio, dev);
 	snprintf(target, sizeof(target),
@@ -1101,8 +1102,11 @@ static void test_setup_crash_recovery(void)
 	CHECK(s2.recovered == 5);
 	CHECK(s2.settings.nr == 5 && s2.settings.nr_pending == 0);
 	CHECK_STR(get("%s/sys/power/wake_irq", t), "25");
+	/* the killed napd left 0: the original is still 1 */
+	CHECK_STR(get("%s/sys/power/sync_on_suspend", t), "0");
 	CHECK(!napd_restore(&s2));
 	CHECK_STR(get("%s/sys/power/mem_sleep", t), "s2idle");
+	CHECK_STR(get("%s/sys/power/sync_on_suspend", t), "1");
 	CHECK_STR(get("%s/sys/power/wake_irq", t), "3");
 	CHECK_STR(get("%s/" NOSLEEP_ETH0, t), "0");
 	CHECK_STR(get("%s/" NOSLEEP_TTY, t), "0");
@@ -4399,8 +4403,21 @@ static void test_napd_link_down(void)
 	CHECK(run_napd_tick(l.r.argv, l.r.out, 0, link_tick, &l) == 0);
 	CHECK(l.up_at);
 	CHECK_OUT(l.r.out, "nap held back by link: eth0: operstate down");
-	CHECK(out_before(l.r.out, "held back by link", "nap 1 slept"));
+	CHECK(out_has(l.r.out, "no nap until a wake device's link is up (eth0: operstate down)"));
+	CHECK(out_before(l.r.out, "eth0: link up, napping again", "nap 1 slept"));
 	CHECK(out_has(l.r.out, "{\"naps\":1,"));
+	check_restored(l.r.t);
+
+	/* a wake device gone (no operstate) is not up either */
+	memset(&l, 0, sizeof(l));
+	fake_run(&l.r, "link-gone", "--max-naps", "1", NULL);
+	path_fmt(l.operstate, sizeof(l.operstate),
+		 "%s/sys/class/net/eth0/operstate", l.r.t);
+	unlink(l.operstate);
+	CHECK(run_napd_tick(l.r.argv, l.r.out, 0, link_tick, &l) == 0);
+	CHECK(l.up_at);
+	CHECK(out_has(l.r.out,
+		      "nap held back by link: eth0: no operstate: No such file or directory"));
 	check_restored(l.r.t);
 }
 

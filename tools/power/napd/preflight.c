@@ -23,6 +23,7 @@
 #include "compiler.h"
 #include "devpolicy.h"
 #include "irqs.h"
+#include "checks.h"
 #include "preflight.h"
 #include "procnet.h"
 #include "setup.h"
@@ -314,6 +315,12 @@ static void check_kernel(struct pf *p)
 		    "kernel: no %s: an older pseudo-sleep kernel; a request just before a nap may wait for the next wake",
 		    path);
 	check_wake_on_work(p);
+	if (path_fmt(path, sizeof(path), "%s/power/sync_on_suspend", root))
+		return;
+	if (sysfs_read(path, val, sizeof(val)) >= 0)
+		say(p, PF_OK, "kernel: %s is %s: %s", path, val,
+		    p->o->sync_fs ? "napd leaves it (sync = yes)" :
+		    "napd makes it 0 while it runs: no filesystem sync before naps (sync = yes keeps it)");
 }
 
 /* ---- NICs ---- */
@@ -389,7 +396,7 @@ static void check_nic(struct pf *p, const char *nic, bool wake,
 	unsigned int irqs[NAPD_MAX_IRQS];
 	struct irq_source src;
 	char dev[PATH_MAX], real[PATH_MAX], path[PATH_MAX], drv[64];
-	char carrier[16], armed[SETTING_VAL_MAX], via[64] = "";
+	char carrier[16], state[32], armed[SETTING_VAL_MAX], via[64] = "";
 	int n, i;
 
 	if (path_fmt(dev, sizeof(dev), "%s/class/net/%s/device", root, nic) ||
@@ -426,6 +433,13 @@ static void check_nic(struct pf *p, const char *nic, bool wake,
 		say(p, PF_WARN,
 		    "nic %s: no carrier (link down): no request can reach it now",
 		    nic);
+	if (!path_fmt(path, sizeof(path), "%s/class/net/%s", root,
+		      of ? of : nic) &&
+	    read_attr(path, "operstate", state, sizeof(state))[0] &&
+	    !operstate_up(state))
+		say(p, PF_WARN,
+		    "wake-dev %s: operstate %s: napd naps only while a wake device's link is up",
+		    of ? of : nic, state);
 	if (!drv[0])
 		say(p, PF_FAIL, "nic %s: no driver bound to %s", nic,
 		    short_dev(real));

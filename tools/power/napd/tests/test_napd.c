@@ -4774,6 +4774,7 @@ static void test_napd_check(void)
 	CHECK(out_has(out, "offers pseudo ('[s2idle] deep pseudo'; napd selects it)"));
 	CHECK(out_has(out, "pseudosleep/arm: the wakeup_count handshake's arm step"));
 	CHECK(out_has(out, "ok    kernel: wake on work supported"));
+	CHECK(out_has(out, "sync_on_suspend is 1: napd makes it 0 while it runs"));
 	CHECK(out_has(out, "ok    nic eth0: pci0000:00/0000:00:02.0/virtio0, driver none,"));
 	CHECK(out_has(out, " vectors 24-26; napd would arm 25: receive vectors only"));
 	CHECK(out_has(out, "fail  nic eth0: no driver bound"));
@@ -4826,6 +4827,12 @@ static void test_napd_check(void)
 	put("Y\n", "%s/sys/module/pseudosleep/parameters/deep_idle", t);
 	CHECK(run_napd(argv, out, 0) == 0);
 	CHECK(out_has(out, "this host suits naps"));
+
+	/* the wake device's link down: a warning */
+	put("down\n", "%s/sys/class/net/eth0/operstate", t);
+	CHECK(run_napd(argv, out, 0) == 1);
+	CHECK(out_has(out, "warn  wake-dev eth0: operstate down: napd naps only while"));
+	put("up\n", "%s/sys/class/net/eth0/operstate", t);
 
 	/* a kernel without pseudo-sleep: not supported, exit 2 */
 	put("[s2idle] deep\n", "%s/sys/power/mem_sleep", t);

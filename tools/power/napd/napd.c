@@ -517,10 +517,12 @@ static bool backing_off(struct napd *n)
 /*
  * No wake device's link up (no carrier yet at boot, a cable pulled, a
  * bond with no active slave, a VLAN whose NIC is down)?  No request can
- * come to end a nap.  At boot napd starts before an e1000e has finished
- * negotiating its link, and on our Debian test guest a link that came up
- * during a nap carried no ARP reply until the nap ended.  With several
- * wake devices one with its link up is enough.  A device whose operstate
+ * come to end a nap.  At boot, where network-online.target does not wait
+ * for the link, napd starts before an e1000e has finished negotiating it;
+ * and a link that comes up during a nap gets its address from
+ * systemd-networkd (or ifupdown's hooks) only once the nap is over, since
+ * they are frozen.  With several wake devices one with its link up is
+ * enough.  A device whose operstate
  * cannot be read (gone) is not up.  Going into and out of this state is
  * logged, since it can last.
  */

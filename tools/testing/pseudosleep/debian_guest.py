@@ -199,11 +199,10 @@ class DebianGuest:
 
     def reachable(self, t0, end):
         """None once the agent answers over the bridge, else why not.  The
-        agent starts after multi-user.target, which does not wait for the
-        network (systemd-networkd-wait-online is off, as on a server
-        whose NIC may come up late): the e1000e's link comes up some
-        seconds after it, and until then the host's ARP requests go
-        unanswered."""
+        agent starts after multi-user.target, which waits for napd and so
+        for network-online.target; still, the first request may meet a
+        nap (up to max-nap for the agent's port, which napd does not
+        watch) or a link that went down again."""
         why = "?"
         while time.monotonic() < end:
             try:

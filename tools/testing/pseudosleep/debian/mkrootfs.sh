@@ -119,7 +119,6 @@ mmdebstrap --variant=apt --mode=root --format=directory --quiet \
 	--customize-hook='chroot "$1" systemctl enable napd.service' \
 	--customize-hook='sed -i "s/^-l 127\.0\.0\.1$/-l 0.0.0.0/" "$1/etc/memcached.conf"' \
 	--customize-hook='grep -qx -- "-l 0.0.0.0" "$1/etc/memcached.conf"' \
-	--customize-hook='chroot "$1" systemctl disable systemd-networkd-wait-online.service' \
 	--customize-hook='chroot "$1" systemctl mask serial-getty@hvc0.service' \
 	--customize-hook='chroot "$1" passwd -d root' \
 	--customize-hook='systemd-machine-id-setup --root="$1" >/dev/null' \

@@ -196,6 +196,22 @@ int find_process(const char *proc_root, const char *const names[], int nr,
 	return ret;
 }
 
+int link_state(const char *sysfs_root, const char *dev, char *state,
+	       size_t size)
+{
+	char path[PATH_MAX];
+	int ret = path_fmt(path, sizeof(path), "%s/class/net/%s/operstate",
+			   sysfs_root, dev);
+
+	if (!ret)
+		ret = sysfs_read(path, state, size);
+	if (ret < 0) {
+		snprintf(state, size, "%s", strerror(-ret));
+		return ret;
+	}
+	return operstate_up(state);
+}
+
 bool operstate_up(const char *state)
 {
 	size_t len = strcspn(state, "\n");

@@ -82,4 +82,12 @@ int find_process(const char *proc_root, const char *const names[], int nr,
  */
 bool operstate_up(const char *state);
 
+/*
+ * Read <sysfs_root>/class/net/@dev/operstate into @state: 1 if it says up
+ * (operstate_up()), 0 if not, -errno if it cannot be read (@state then
+ * holds strerror's text).
+ */
+int link_state(const char *sysfs_root, const char *dev, char *state,
+	       size_t size);
+
 #endif /* NAPD_CHECKS_H */

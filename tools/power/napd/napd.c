@@ -522,22 +522,21 @@ static bool backing_off(struct napd *n)
  * and a link that comes up during a nap gets its address from
  * systemd-networkd (or ifupdown's hooks) only once the nap is over, since
  * they are frozen.  With several wake devices one with its link up is
- * enough.  A device whose operstate
- * cannot be read (gone) is not up.  Going into and out of this state is
- * logged, since it can last.
+ * enough.  A device whose operstate cannot be read (gone) is not up.
+ * Going into and out of this state is logged, since it can last.
  */
 static bool link_down(struct napd *n)
 {
 	const struct napd_opts *o = n->o;
-	char path[PATH_MAX], state[32];
+	char state[64];
 	int i, ret;
 
+	if (!o->nr_wake_devs)
+		return false;
 	for (i = 0; i < o->nr_wake_devs; i++) {
-		ret = path_fmt(path, sizeof(path), "%s/class/net/%s/operstate",
-			       o->sysfs_root, o->wake_devs[i]);
-		if (!ret)
-			ret = sysfs_read(path, state, sizeof(state));
-		if (ret >= 0 && operstate_up(state)) {
+		ret = link_state(o->sysfs_root, o->wake_devs[i], state,
+				 sizeof(state));
+		if (ret > 0) {
 			if (n->link_held)
 				napd_log(LOG_NOTICE, "%s: link up, napping again",
 					 o->wake_devs[i]);
@@ -546,11 +545,9 @@ static bool link_down(struct napd *n)
 		}
 		if (!i)
 			snprintf(n->why, sizeof(n->why), "%s: %s%s",
-				 o->wake_devs[0], ret < 0 ? "no operstate: " : "operstate ",
-				 ret < 0 ? strerror(-ret) : state);
+				 o->wake_devs[0],
+				 ret < 0 ? "no operstate: " : "operstate ", state);
 	}
-	if (!o->nr_wake_devs)
-		return false;
 	if (!n->link_held)
 		napd_log(LOG_NOTICE, "no nap until a wake device's link is up (%s%s)",
 			 n->why, o->nr_wake_devs > 1 ? ", and the others" : "");

@@ -433,10 +433,7 @@ static void check_nic(struct pf *p, const char *nic, bool wake,
 		say(p, PF_WARN,
 		    "nic %s: no carrier (link down): no request can reach it now",
 		    nic);
-	if (!path_fmt(path, sizeof(path), "%s/class/net/%s", root,
-		      of ? of : nic) &&
-	    read_attr(path, "operstate", state, sizeof(state))[0] &&
-	    !operstate_up(state))
+	if (!link_state(root, of ? of : nic, state, sizeof(state)))
 		say(p, PF_WARN,
 		    "wake-dev %s: operstate %s: napd naps only while a wake device's link is up",
 		    of ? of : nic, state);

@@ -247,9 +247,10 @@ initramfs: selftests napd
 # The test kernel goes into the image as a host gets it: its linux-image
 # package (kernel-deb, bindeb-pkg), installed with apt; vm-run boots the
 # kernel that package put in the image's /boot.
-rootfs: $(if $(filter 1,$(DEBIAN_KERNEL)),,kernel-deb)
-	@$(if $(filter 1,$(DEBIAN_KERNEL)),,KERNEL_DEB=$$(ls $(BUILD_DIR)/linux-image-*.deb)) \
-		$(T)/debian/mkrootfs.sh $(ROOTFS)
+# kernel-deb prints the package's path (and packages only a newer kernel).
+rootfs: $(if $(filter 1,$(DEBIAN_KERNEL)),,kernel)
+	@$(if $(filter 1,$(DEBIAN_KERNEL)),,deb=$$($(T)/kernel-deb $(KDIR) $(KOBJ)) && \
+		KERNEL_DEB=$$deb) $(T)/debian/mkrootfs.sh $(ROOTFS)
 
 kernel-deb: kernel
 	@$(T)/kernel-deb $(KDIR) $(KOBJ) >/dev/null

@@ -26,7 +26,7 @@ SELFTESTS  := pseudosleep pollist
 STAMPS     := $(BUILD_DIR)/.stamps
 
 # The trees of new files that are copied over the kernel source.
-OVERLAY    := kernel drivers arch include Documentation tools
+OVERLAY    := kernel drivers arch net include Documentation tools
 
 # Everything the tests and the demo need from Debian.
 DEPS := linux-source-6.12 qemu-system-x86 busybox-static flex bison bc cpio \
@@ -203,7 +203,7 @@ check-series: patchset
 
 # W=1 for our own C files only (a tree-wide W=1 rebuilds everything and
 # reports upstream's warnings); the next plain make rebuilds these objects.
-OUR_OBJS = $(patsubst %.c,%.o,$(shell git -C $(TOP) ls-files -- kernel drivers arch | grep '\.c$$'))
+OUR_OBJS = $(patsubst %.c,%.o,$(shell git -C $(TOP) ls-files -- kernel drivers arch net | grep '\.c$$'))
 w1: $(KOBJ)/.config
 	@$(MAKE) -s overlay
 	@$(MAKE) -C $(KDIR) O=$(KOBJ) LOCALVERSION= W=1 $(OUR_OBJS) 2>&1 | tee $(BUILD_DIR)/w1.log | \

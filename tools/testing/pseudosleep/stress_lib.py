@@ -875,7 +875,7 @@ def plan(naps, smps, short):
     (slirp) has been seen not to, leaving a connection stuck for good, so
     that boot uses the bridged network, where the host kernel's TCP
     talks to the guest's, when it can (root and /dev/net/tun)."""
-    pol = "cpuidle_pollist.enable=1 virtio_net.pollist=1"
+    pol = "cpuidle_pollist.enable=1"
     pol_net = "bridge" if netns.bridge_usable()[0] else "user"
     if short:
         return [("smp2", ["naps:%d" % naps, "noise:5", "longnap:20",

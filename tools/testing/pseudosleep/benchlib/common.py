@@ -35,11 +35,16 @@ BASE_APPEND = "tsc=reliable"
 POLLIST_APPEND = "cpuidle_pollist.enable=1"
 POLLIST_DRIVER = "pollist"
 
-# Guest shell: stop with "MISSING ..." unless the polling driver runs.
+# Guest shell: stop with "MISSING ..." unless the polling driver runs,
+# then put eth0's NAPI instances on its list (napi_idle_poll).
 POLLIST_CHECK = r"""
 d=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none)
 if [ "$d" != "%s" ]; then
 	echo "MISSING cpuidle driver is '$d', not %s (with %s)"
+	exec sleep 1000000
+fi
+if ! echo 1 > /sys/class/net/eth0/napi_idle_poll; then
+	echo "MISSING /sys/class/net/eth0/napi_idle_poll refused 1"
 	exec sleep 1000000
 fi
 """ % (POLLIST_DRIVER, POLLIST_DRIVER, POLLIST_APPEND)

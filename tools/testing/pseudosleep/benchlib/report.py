@@ -115,7 +115,8 @@ IDLE_MODES = {
               "this QEMU guest.",
     "deep": "- **deep**: ACPI S3, ended by QMP `system_wakeup`.",
     "poll": "- **poll**: booted with `idle=poll`.",
-    "pollist": "- **pollist**: the polling cpuidle driver, booted with `%s`; "
+    "pollist": "- **pollist**: the polling cpuidle driver, booted with `%s`, "
+               "eth0's NAPI polled from idle (`napi_idle_poll=1`); "
                "'missing' when `/sys/devices/system/cpu/cpuidle/"
                "current_driver` is not `%s`." % (C.POLLIST_APPEND,
                                                  C.POLLIST_DRIVER),
@@ -285,7 +286,8 @@ def polling_md(res, figs):
            "guest.\n" % (p["ab_n"], p["mc_n"], p["iperf_s"], p["mc_s"]),
            "- **hlt**: default idle, HLT (cpuidle driver: %s). "
            "**poll**: `idle=poll`. "
-           "**pollist**: polling cpuidle driver (`%s`). **napi**: HLT with "
+           "**pollist**: polling cpuidle driver (`%s`), eth0's NAPI "
+           "polled from idle (`napi_idle_poll=1`). **napi**: HLT with "
            "`napi_defer_hard_irqs=2`, `gro_flush_timeout=20000` on eth0. "
            "**coal**: HLT with `ethtool -C eth0 rx-usecs 50 rx-frames 16` "
            "(virtio-net needs VIRTIO_NET_F_NOTF_COAL, which QEMU 7.2 does "
@@ -346,7 +348,7 @@ def density_md(res, figs):
            "- **normal**: the guest idles normally between bursts. "
            "**napd**: naps with pseudo-sleep between bursts (`napd --port 80 "
            "--port 11211 --idle-ms 50 --wake-dev eth0`). **pollist**: the "
-           "polling cpuidle driver.\n"]
+           "polling cpuidle driver, eth0's NAPI polled from idle.\n"]
     st = res.get("status", {})
     for m in res["modes"]:
         s0 = st.get(m, ("?", ""))

@@ -333,6 +333,12 @@ net_drops() {
 s_pollist() {
 	drv=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null)
 	echo "POLLIST driver=$drv"
+	# eth0's NAPI on the polling list: the ring resizes below go through
+	# napi_disable(), which keeps the pollers off the ring being reset.
+	if ! echo 1 > /sys/class/net/eth0/napi_idle_poll; then
+		echo "STRESS-ERROR napi_idle_poll refused"
+		return 1
+	fi
 	c=$(ls -d /sys/devices/system/cpu/cpu[1-9]* 2>/dev/null | tail -1)
 	ring=$(ethtool -g eth0 2>/dev/null | awk '/^RX:/ { print $2; exit }')
 	echo "POLLIST-TRAFFIC"
@@ -352,6 +358,7 @@ s_pollist() {
 	[ -n "$ring" ] && ethtool -G eth0 rx "$ring" 2>/dev/null
 	echo "POLLIST rounds=$i ethtool_ok=$eok ethtool_refused=$ebad online=$(cat /sys/devices/system/cpu/online)"
 	echo "POLLIST drops: $(net_drops)"
+	echo "POLLIST entries: $(grep ' eth0-napi-' /sys/kernel/debug/pollist/entries | tr '\n' ' ')"
 	echo "POLLIST-IDLE"
 	sleep 10
 	echo "POLLIST-IDLE-DONE"

@@ -18,16 +18,20 @@ import pslib
 
 ORDER = 2
 
-# name: (kselftest programs, extra kernel command line)
+# name: (kselftest programs, extra kernel command line, NIC model, KUnit)
 SUITES = {
-    "guest suite": (["abi_test", "nap_test"], ""),
-    # The polling idle driver with virtio-net polled; the pseudo-sleep
-    # tests run again on top of it.  Also the naps of a server set up for
-    # quiet naps: a TSC trusted without the clocksource watchdog, RCU
-    # callbacks offloaded.
+    "guest suite": (["abi_test", "nap_test"], "", "virtio", True),
+    # The polling idle driver, virtio-net polled through NAPI
+    # (pollist_test turns napi_idle_poll on); the pseudo-sleep tests run
+    # again on top of it.  Also the naps of a server set up for quiet
+    # naps: a TSC trusted without the clocksource watchdog, RCU callbacks
+    # offloaded.
     "pollist suite": (["pollist_test", "nap_test"],
-                      "cpuidle_pollist.enable=1 virtio_net.pollist=1 "
-                      "tsc=reliable rcu_nocbs=all"),
+                      "cpuidle_pollist.enable=1 tsc=reliable rcu_nocbs=all",
+                      "virtio", True),
+    # The same NAPI client on another driver, e1000: no KUnit again.
+    "pollist e1000 suite": (["pollist_test"], "cpuidle_pollist.enable=1",
+                            "e1000", False),
 }
 KUNIT = caselists.kunit_cases()
 
@@ -38,10 +42,12 @@ class SuiteRun:
     by program."""
 
     def __init__(self, name, timeout, logdir):
-        programs, append = SUITES[name]
+        programs, append, nic, kunit = SUITES[name]
+        if kunit:
+            append = "kunit.enable=1 " + append
         g = pslib.Guest("/usr/share/pseudosleep/run-selftests.sh " +
                         " ".join(programs),
-                        append="kunit.enable=1 " + append, timeout=timeout)
+                        append=append, nic=nic, timeout=timeout)
         try:
             self.rc = g.finish(timeout=timeout + 30)
         except BaseException:
@@ -51,8 +57,12 @@ class SuiteRun:
             raise
         self.console = g.console()
         self.output = list(g.output)
-        g.cleanup(os.path.join(logdir, name.replace(" ", "-") + ".log")
-                  if logdir else None)
+        base = os.path.join(logdir, name.replace(" ", "-")) if logdir \
+            else None
+        g.cleanup(base + ".log" if base else None)
+        if base:	# the KTAP the guest printed, TH_LOG lines included
+            with open(base + ".out", "w") as f:
+                f.write("\n".join(self.output) + "\n")
         # KUnit: the nested results on the console, without timestamps.
         lines = [re.sub(r"^\[[ 0-9.]+\] ", "", l)
                  for l in self.console.splitlines()]
@@ -119,13 +129,14 @@ def suite_items():
         seq += 1
         items[kind].append(pytest.param(*args, id=id,
                                         marks=pytest.mark.seq(seq)))
-    for name, (programs, _) in SUITES.items():
+    for name, (programs, _, _, kunit) in SUITES.items():
         add("boot", "%s: vm-run exits 0" % name, name)
-        for suite, case in KUNIT:
+        for suite, case in KUNIT if kunit else ():
             add("kunit", "kunit (%s): %s: %s" % (name, suite, case),
                 name, suite, case)
-        add("kunit_all", "kunit (%s): suites ran, every case collected" %
-            name, name)
+        if kunit:
+            add("kunit_all", "kunit (%s): suites ran, every case "
+                "collected" % name, name)
         for prog in programs:
             for case in caselists.kselftest_cases(prog):
                 add("kselftest", "kselftest (%s): %s: %s" % (

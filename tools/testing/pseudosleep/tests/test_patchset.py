@@ -20,7 +20,8 @@ import pslib
 ORDER = 0
 T = os.path.join(pslib.TOP, "tools", "testing", "pseudosleep")
 PATCHSET = os.path.join(pslib.BUILD, "patchset")
-TREES = ["kernel", "drivers", "arch", "include", "Documentation", "tools"]
+TREES = ["kernel", "drivers", "arch", "net", "include", "Documentation",
+         "tools"]
 
 
 def write_map(tmp_path, text):

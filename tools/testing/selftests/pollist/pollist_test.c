@@ -3,16 +3,20 @@
  * The pollist cpuidle driver seen from user space: it is the idle driver
  * chosen at boot, its parameters take valid values and reject bad ones
  * without changing, an idle machine halts instead of polling, and with
- * virtio_net.pollist=1 a reply to our ping is found by polling the
- * receive queue ("hits") and with polling turned off nothing is polled.
+ * /sys/class/net/eth0/napi_idle_poll set a reply to our ping is found by
+ * polling the NIC's NAPI instances ("hits"), whatever the NIC's driver
+ * (virtio-net or e1000), and with polling turned off nothing is polled.
  * Boot with
- *   cpuidle_pollist.enable=1 virtio_net.pollist=1
+ *   cpuidle_pollist.enable=1
  * the tests skip what the command line did not enable.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/ip.h>
 #include <netinet/ip_icmp.h>
@@ -21,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +36,8 @@
 #define PARAMS		"/sys/module/cpuidle_pollist/parameters/"
 #define DEBUGFS		"/sys/kernel/debug/pollist/"
 #define GATEWAY		"10.0.2.2"
+#define NIC		"eth0"
+#define IDLE_POLL	"/sys/class/net/" NIC "/napi_idle_poll"
 
 static int read_str(const char *path, char *buf, int len)
 {
@@ -83,11 +90,6 @@ static bool pollist_enabled(void)
 	return cmdline_has("cpuidle_pollist.enable=1");
 }
 
-static bool virtio_enabled(void)
-{
-	return pollist_enabled() && cmdline_has("virtio_net.pollist=1");
-}
-
 /* Column sums of /sys/kernel/debug/pollist/stats. */
 struct totals {
 	unsigned long long polls, hits, poll_ns, fallbacks, resched, busy, halts;
@@ -121,8 +123,8 @@ static int read_totals(struct totals *t)
 	return n;
 }
 
-/* Hits of the virtio-net receive queues in the entries file; -1 if none. */
-static long long virtio_hits(int *nr_entries)
+/* Hits of eth0's NAPI instances in the entries file; -1 if none. */
+static long long nic_hits(int *nr_entries)
 {
 	char line[256], name[64];
 	unsigned long long hits;
@@ -137,7 +139,7 @@ static long long virtio_hits(int *nr_entries)
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "%u %63s %llu", &sub, name, &hits) != 3)
 			continue;
-		if (!strstr(name, "-input."))
+		if (strncmp(name, NIC "-napi-", strlen(NIC "-napi-")))
 			continue;
 		if (sum < 0)
 			sum = 0;
@@ -149,8 +151,9 @@ static long long virtio_hits(int *nr_entries)
 }
 
 /*
- * The IRQ named "...-input.0" in /proc/interrupts, or -1; *count gets the
- * sum of its per-CPU counts.
+ * The NIC's receive IRQ in /proc/interrupts, or -1: virtio-net's is
+ * named "...-input.0", e1000's after the interface.  *count gets the sum
+ * of its per-CPU counts.
  */
 static int rx_irq(long long *count)
 {
@@ -166,7 +169,9 @@ static int rx_irq(long long *count)
 		char *end, *p;
 		long n = strtol(line, &end, 10);
 
-		if (end == line || *end != ':' || !strstr(end, "-input.0"))
+		if (end == line || *end != ':')
+			continue;
+		if (!strstr(end, "-input.0") && !strstr(end, " " NIC "\n"))
 			continue;
 		irq = n;
 		for (p = end + 1;;) {
@@ -315,6 +320,42 @@ TEST_F(params, reject_invalid)
 	}
 }
 
+/*
+ * napi_idle_poll takes 0 or 1; anything else, a device without a NAPI
+ * instance to peek at (lo) and a kernel where the driver does not run get
+ * their error and change nothing; writing the current value succeeds.
+ */
+TEST(napi_idle_poll_rejects_bad)
+{
+	static const char * const bad[] = { "2\n", "-1\n", "abc\n", "\n", "1 1\n" };
+	char before[8], after[8];
+	unsigned int i;
+	int ret;
+
+	if (access(IDLE_POLL, F_OK))
+		SKIP(return, "no " IDLE_POLL " (CONFIG_CPUIDLE_POLLIST, " NIC ")");
+	ASSERT_LE(0, read_str(IDLE_POLL, before, sizeof(before)));
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		ret = write_str(IDLE_POLL, bad[i]);
+		EXPECT_EQ(-EINVAL, ret)
+			TH_LOG("\"%.*s\": %s", (int)strcspn(bad[i], "\n"), bad[i],
+			       ret ? strerror(-ret) : "accepted");
+		ASSERT_LE(0, read_str(IDLE_POLL, after, sizeof(after)));
+		EXPECT_STREQ(before, after);
+	}
+	if (!pollist_enabled())
+		EXPECT_EQ(-EOPNOTSUPP, write_str(IDLE_POLL, "1\n"));
+	EXPECT_EQ(-EOPNOTSUPP,
+		  write_str("/sys/class/net/lo/napi_idle_poll", "1\n"));
+	ASSERT_LE(0, read_str("/sys/class/net/lo/napi_idle_poll",
+			      after, sizeof(after)));
+	EXPECT_STREQ("0", after);
+	/* The current value is always accepted. */
+	EXPECT_EQ(0, write_str("/sys/class/net/lo/napi_idle_poll", "0\n"));
+	ASSERT_LE(0, read_str(IDLE_POLL, after, sizeof(after)));
+	EXPECT_STREQ(before, after);
+}
+
 /* An idle machine must not burn its CPUs polling: the window ends. */
 TEST(idle_falls_back_to_halt)
 {
@@ -401,13 +442,13 @@ static int ping_gateway(int count, int interval_ms)
 	return replies;
 }
 
-FIXTURE(virtio) {
+FIXTURE(nic) {
 	char saved[NR_TUNABLES][32];
 	char irq_affinity[64];
 	int irq;
 };
 
-FIXTURE_SETUP(virtio)
+FIXTURE_SETUP(nic)
 {
 	/*
 	 * A fixed 10 ms window (grow and shrink by 1 keep it): under TCG the
@@ -422,8 +463,10 @@ FIXTURE_SETUP(virtio)
 	cpu_set_t set;
 
 	self->irq = -1;
-	if (!virtio_enabled())
-		SKIP(return, "boot without cpuidle_pollist.enable=1 virtio_net.pollist=1");
+	if (!pollist_enabled())
+		SKIP(return, "boot without cpuidle_pollist.enable=1");
+	ASSERT_EQ(0, write_str(IDLE_POLL, "1\n"))
+		TH_LOG("cannot turn on " IDLE_POLL);
 	for (i = 0; i < NR_TUNABLES; i++) {
 		snprintf(path, sizeof(path), PARAMS "%s", tunables[i]);
 		ASSERT_LT(0, read_str(path, self->saved[i], sizeof(self->saved[i])));
@@ -453,7 +496,7 @@ FIXTURE_SETUP(virtio)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
-FIXTURE_TEARDOWN(virtio)
+FIXTURE_TEARDOWN(nic)
 {
 	char path[128], buf[80];
 	unsigned int i;
@@ -465,6 +508,8 @@ FIXTURE_TEARDOWN(virtio)
 		snprintf(buf, sizeof(buf), "%s\n", self->saved[i]);
 		write_str(path, buf);
 	}
+	if (pollist_enabled())
+		write_str(IDLE_POLL, "0\n");
 	if (self->irq >= 0) {
 		snprintf(path, sizeof(path), "/proc/irq/%d/smp_affinity_list", self->irq);
 		snprintf(buf, sizeof(buf), "%s\n", self->irq_affinity);
@@ -472,29 +517,32 @@ FIXTURE_TEARDOWN(virtio)
 	}
 }
 
-TEST_F(virtio, rx_queues_registered)
+TEST_F(nic, napi_registered)
 {
+	char buf[8];
 	int entries;
 
-	EXPECT_LE(0, virtio_hits(&entries));
-	EXPECT_LT(0, entries) TH_LOG("no virtio *-input.* entry in " DEBUGFS "entries");
+	ASSERT_LE(0, read_str(IDLE_POLL, buf, sizeof(buf)));
+	EXPECT_STREQ("1", buf);
+	EXPECT_LE(0, nic_hits(&entries));
+	EXPECT_LT(0, entries) TH_LOG("no " NIC "-napi-* entry in " DEBUGFS "entries");
 }
 
-TEST_F(virtio, ping_reply_found_by_polling)
+TEST_F(nic, ping_reply_found_by_polling)
 {
 	long long hits0, hits1, irqs0, irqs1;
 	struct totals a, b;
 	char spurious[128] = "", path[64];
 	int entries, replies;
 
-	hits0 = virtio_hits(&entries);
+	hits0 = nic_hits(&entries);
 	ASSERT_LE(0, hits0);
 	ASSERT_LT(0, read_totals(&a));
 	rx_irq(&irqs0);
 	replies = ping_gateway(100, 30);
 	rx_irq(&irqs1);
 	ASSERT_LT(0, read_totals(&b));
-	hits1 = virtio_hits(&entries);
+	hits1 = nic_hits(&entries);
 	if (self->irq >= 0) {
 		snprintf(path, sizeof(path), "/proc/irq/%d/spurious", self->irq);
 		read_str(path, spurious, sizeof(spurious));
@@ -502,7 +550,7 @@ TEST_F(virtio, ping_reply_found_by_polling)
 			if (*c == '\n')
 				*c = ' ';
 	}
-	TH_LOG("%d/100 replies, rx queue hits %lld, rx interrupts %lld (%s)",
+	TH_LOG("%d/100 replies, NAPI hits %lld, rx interrupts %lld (%s)",
 	       replies, hits1 - hits0, irqs1 - irqs0, spurious);
 	TH_LOG("all CPUs: %llu polls, %llu hits, %.1f ms polled, %llu fallbacks, %llu resched",
 	       b.polls - a.polls, b.hits - a.hits,
@@ -518,7 +566,7 @@ TEST_F(virtio, ping_reply_found_by_polling)
  * poll_limit_ns=0 turns polling off: under traffic no session runs and no
  * entry is polled, the CPUs halt and the interrupt receives.
  */
-TEST_F(virtio, disabled_polls_nothing)
+TEST_F(nic, disabled_polls_nothing)
 {
 	long long hits0, hits1;
 	struct totals a, b;
@@ -528,11 +576,11 @@ TEST_F(virtio, disabled_polls_nothing)
 	/* A session that began before the write ends with its window. */
 	ping_gateway(2, 20);
 	ASSERT_LT(0, read_totals(&a));
-	hits0 = virtio_hits(&entries);
+	hits0 = nic_hits(&entries);
 	replies = ping_gateway(20, 10);
 	ASSERT_LT(0, read_totals(&b));
-	hits1 = virtio_hits(&entries);
-	TH_LOG("%d/20 replies, %llu polls, %llu hits, %lld rx queue hits, %llu halts",
+	hits1 = nic_hits(&entries);
+	TH_LOG("%d/20 replies, %llu polls, %llu hits, %lld NAPI hits, %llu halts",
 	       replies, b.polls - a.polls, b.hits - a.hits, hits1 - hits0,
 	       b.halts - a.halts);
 	EXPECT_LT(15, replies);
@@ -542,8 +590,82 @@ TEST_F(virtio, disabled_polls_nothing)
 	EXPECT_LT(a.halts, b.halts);
 }
 
+/*
+ * napi_idle_poll=0 takes the NIC off the list: under traffic no session
+ * runs (the list is empty) and no entry is left.
+ */
+TEST_F(nic, off_polls_nothing)
+{
+	struct totals a, b;
+	int entries, replies;
+
+	ASSERT_EQ(0, write_str(IDLE_POLL, "0\n"));
+	EXPECT_EQ(-1, nic_hits(&entries));
+	EXPECT_EQ(0, entries);
+	ASSERT_LT(0, read_totals(&a));
+	replies = ping_gateway(20, 10);
+	ASSERT_LT(0, read_totals(&b));
+	TH_LOG("%d/20 replies, %llu polls, %llu hits, %llu halts",
+	       replies, b.polls - a.polls, b.hits - a.hits, b.halts - a.halts);
+	EXPECT_LT(15, replies);
+	EXPECT_EQ(a.polls, b.polls);
+	EXPECT_EQ(a.hits, b.hits);
+	EXPECT_LT(a.halts, b.halts);
+}
+
+/* ETHTOOL_GRINGPARAM or ETHTOOL_SRINGPARAM on eth0; 0 or -errno. */
+static int ringparam(struct ethtool_ringparam *r, __u32 cmd)
+{
+	struct ifreq ifr = { 0 };
+	int fd, ret = 0;
+
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0)
+		return -errno;
+	r->cmd = cmd;
+	strncpy(ifr.ifr_name, NIC, sizeof(ifr.ifr_name) - 1);
+	ifr.ifr_data = (void *)r;
+	if (ioctl(fd, SIOCETHTOOL, &ifr))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * A ring resize disables and enables NAPI (twice here): the pollers keep
+ * off the ring meanwhile, and afterwards the NIC is polled again.
+ */
+TEST_F(nic, polled_after_ring_resize)
+{
+	struct ethtool_ringparam r = { 0 }, bigger;
+	long long hits0, hits1;
+	int entries, replies, ret;
+
+	ASSERT_EQ(0, ringparam(&r, ETHTOOL_GRINGPARAM));
+	bigger = r;
+	bigger.rx_pending = r.rx_pending * 2 <= r.rx_max_pending ?
+			    r.rx_pending * 2 : r.rx_pending / 2;
+	ret = ringparam(&bigger, ETHTOOL_SRINGPARAM);
+	if (ret == -EOPNOTSUPP || ret == -EINVAL)
+		SKIP(return, "%s cannot resize its receive ring: %s", NIC,
+		     strerror(-ret));
+	ASSERT_EQ(0, ret);
+	ping_gateway(5, 20);
+	ASSERT_EQ(0, ringparam(&r, ETHTOOL_SRINGPARAM));
+	/* The link may take a moment to come back after the reset. */
+	sleep(3);
+	hits0 = nic_hits(&entries);
+	ASSERT_LT(0, entries);
+	replies = ping_gateway(100, 30);
+	hits1 = nic_hits(&entries);
+	TH_LOG("after two resizes (rx %u <-> %u): %d/100 replies, NAPI hits %lld",
+	       r.rx_pending, bigger.rx_pending, replies, hits1 - hits0);
+	ASSERT_LT(80, replies);
+	EXPECT_LT(0, hits1 - hits0);
+}
+
 /* Sub-lists of an offline CPU are still polled: nothing moves or breaks. */
-TEST_F(virtio, cpu_offline)
+TEST_F(nic, cpu_offline)
 {
 	const char *online = "/sys/devices/system/cpu/cpu1/online";
 	char buf[64];
@@ -551,10 +673,10 @@ TEST_F(virtio, cpu_offline)
 
 	if (access(online, W_OK))
 		SKIP(return, "CPU 1 cannot go offline");
-	virtio_hits(&before);
+	nic_hits(&before);
 	ASSERT_EQ(0, write_str(online, "0\n"));
 	replies = ping_gateway(20, 10);
-	virtio_hits(&after);
+	nic_hits(&after);
 	EXPECT_EQ(0, write_str(online, "1\n"));
 	EXPECT_LT(15, replies);
 	EXPECT_EQ(before, after);

@@ -623,7 +623,7 @@ static int ringparam(struct ethtool_ringparam *r, __u32 cmd)
 	if (fd < 0)
 		return -errno;
 	r->cmd = cmd;
-	strncpy(ifr.ifr_name, NIC, sizeof(ifr.ifr_name) - 1);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", NIC);
 	ifr.ifr_data = (void *)r;
 	if (ioctl(fd, SIOCETHTOOL, &ifr))
 		ret = -errno;

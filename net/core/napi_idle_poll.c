@@ -132,10 +132,10 @@ static int napi_idle_poll_set(struct net_device *dev, bool on)
 	if (on) {
 		WRITE_ONCE(dev->napi_idle_poll, true);
 		/*
-		 * Pairs with napi_idle_poll_hold(): a napi_disable() that
-		 * runs now either sees the flag and waits for the pollers,
-		 * or raised its hold before we register, and the pollers
-		 * see the hold.
+		 * Pairs with netif_napi_idle_sync(): a napi_disable() (or a
+		 * driver's down) that runs now either sees the flag and
+		 * waits for the pollers, or raised its hold before we
+		 * register, and the pollers see the hold.
 		 */
 		smp_mb();
 		list_for_each_entry(napi, &dev->napi_list, dev_list) {
@@ -177,6 +177,29 @@ int dev_set_napi_idle_poll(struct net_device *dev, bool on)
 }
 
 /**
+ * netif_napi_idle_sync - wait for the pollers that may be at an instance
+ * @napi: an instance with idle ops
+ *
+ * For a driver that takes a ring away without napi_disable() (it stops
+ * the device and waits with napi_synchronize(), as e1000e_down() does):
+ * it first sets what makes its peek return false, then calls this.  On
+ * return no CPU runs the peek or the schedule of a hit found before;
+ * a NAPI run such a hit scheduled may still be going on.
+ *
+ * Context: process context; sleeps while the device is polled.
+ */
+void netif_napi_idle_sync(struct napi_struct *napi)
+{
+	if (!napi->idle_ops)
+		return;
+	/* Pairs with napi_idle_poll_set(): see the flag or be seen. */
+	smp_mb();
+	if (READ_ONCE(napi->dev->napi_idle_poll))
+		pollist_synchronize();
+}
+EXPORT_SYMBOL_GPL(netif_napi_idle_sync);
+
+/**
  * napi_idle_poll_hold - keep the pollers off an instance's ring
  * @napi: the instance napi_disable() is disabling
  *
@@ -191,10 +214,7 @@ void napi_idle_poll_hold(struct napi_struct *napi)
 	if (!napi->idle_ops)
 		return;
 	atomic_inc(&napi->idle_poll_hold);
-	/* Pairs with napi_idle_poll_set(). */
-	smp_mb__after_atomic();
-	if (READ_ONCE(napi->dev->napi_idle_poll))
-		pollist_synchronize();
+	netif_napi_idle_sync(napi);
 }
 
 /**

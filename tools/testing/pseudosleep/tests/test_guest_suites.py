@@ -29,9 +29,12 @@ SUITES = {
     "pollist suite": (["pollist_test", "nap_test"],
                       "cpuidle_pollist.enable=1 tsc=reliable rcu_nocbs=all",
                       "virtio", True),
-    # The same NAPI client on another driver, e1000: no KUnit again.
+    # The same NAPI client on other drivers, e1000 and e1000e: no KUnit
+    # again.
     "pollist e1000 suite": (["pollist_test"], "cpuidle_pollist.enable=1",
                             "e1000", False),
+    "pollist e1000e suite": (["pollist_test"], "cpuidle_pollist.enable=1",
+                             "e1000e", False),
 }
 KUNIT = caselists.kunit_cases()
 

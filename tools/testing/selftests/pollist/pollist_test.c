@@ -5,7 +5,8 @@
  * without changing, an idle machine halts instead of polling, and with
  * /sys/class/net/eth0/napi_idle_poll set a reply to our ping is found by
  * polling the NIC's NAPI instances ("hits"), whatever the NIC's driver
- * (virtio-net or e1000), and with polling turned off nothing is polled.
+ * (virtio-net, e1000 or e1000e), and with polling turned off nothing is
+ * polled.
  * Boot with
  *   cpuidle_pollist.enable=1
  * the tests skip what the command line did not enable.
@@ -152,8 +153,8 @@ static long long nic_hits(int *nr_entries)
 
 /*
  * The NIC's receive IRQ in /proc/interrupts, or -1: virtio-net's is
- * named "...-input.0", e1000's after the interface.  *count gets the sum
- * of its per-CPU counts.
+ * named "...-input.0", e1000e's MSI-X one "eth0-rx-0", e1000's after the
+ * interface.  *count gets the sum of its per-CPU counts.
  */
 static int rx_irq(long long *count)
 {
@@ -171,7 +172,8 @@ static int rx_irq(long long *count)
 
 		if (end == line || *end != ':')
 			continue;
-		if (!strstr(end, "-input.0") && !strstr(end, " " NIC "\n"))
+		if (!strstr(end, "-input.0") && !strstr(end, " " NIC "-rx-0\n") &&
+		    !strstr(end, " " NIC "\n"))
 			continue;
 		irq = n;
 		for (p = end + 1;;) {

@@ -128,6 +128,28 @@ def t_no_boot_fails_fast():
         rc, took, (err.strip().splitlines() or [""])[0]), None
 
 
+def t_reset_named():
+    """A guest reset ends QEMU with status 0 under -no-reboot; vm-run
+    names it, before init (busybox reboots as PID 1) and after (sysrq b),
+    instead of a bare "no exit status".  reboot=t: by a triple fault."""
+    cases = (("ended before its init",
+              ["--append", "reboot=t rdinit=/bin/busybox -- reboot -f",
+               "--", "true"]),
+             ("stopped without an exit status",
+              ["--append", "reboot=t", "--", "sh", "-c",
+               "echo b > /proc/sysrq-trigger; sleep 60"]))
+    said = []
+    for want, args in cases:
+        rc, out, err = vm_run(["--timeout", "120"] + args, timeout=120)
+        drop_kept_log(err)
+        line = next((l for l in err.splitlines() if want in l), "")
+        if rc != 125 or "QEMU exited 0" not in line or "reset" not in line:
+            return "failed", "exit %d, wanted %r: %s" % (
+                rc, want, err.strip()[-200:]), None
+        said.append(line.split(" (console log")[0].replace("vm-run: ", ""))
+    return "passed", "; ".join(said), None
+
+
 def t_status_through_console_flood():
     """The exit status arrives while the kernel writes to the console at
     full speed (it has a virtio-serial port of its own)."""
@@ -1191,6 +1213,8 @@ HOST_TESTS = [
     ("vm-run: a silent KVM guest is retried under TCG", t_accel_kvm_silent),
     ("vm-run: a guest that does not boot fails at --boot-timeout",
      t_no_boot_fails_fast),
+    ("vm-run: a guest reset is named as one, before and after init",
+     t_reset_named),
     ("vm-run: exit status arrives through a console flood",
      t_status_through_console_flood),
     ("vm-run: SIGTERM stops QEMU and removes temporary files",

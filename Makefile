@@ -63,7 +63,7 @@ help:
 	@echo "                   in build-debug/)"
 	@echo "  make patches     regenerate patches/ from the commits in $(KDIR)"
 	@echo "  make checkpatch  scripts/checkpatch.pl --strict on our C files and patches"
-	@echo "  make patchset    the three git format-patch series: $(BUILD_DIR)/patchset/"
+	@echo "  make patchset    the git format-patch series (stable fix, PM speedups, pseudo-sleep, pollist): $(BUILD_DIR)/patchset/"
 	@echo "  make check-series-quick  they apply to pristine and give the tree make"
 	@echo "                   builds; checkpatch --strict on them, kernel-doc and"
 	@echo "                   sparse on our kernel files (in make test)"

@@ -45,8 +45,8 @@ def skip_reason():
         return "no bridge networking (root and /dev/net/tun)"
     if not os.path.exists(os.path.join(pslib.BUILD, "obj", ".config")):
         return "no kernel build in %s" % pslib.BUILD
-    for opt in ("BLK_DEV_NVME", "USB_XHCI_HCD", "E1000E", "FTRACE",
-                "PM_PSEUDOSLEEP"):
+    for opt in ("BLK_DEV_NVME", "USB_XHCI_HCD", "SATA_AHCI", "E1000E",
+                "FTRACE", "PM_PSEUDOSLEEP"):
         if pslib.kernel_config(opt) != "y":
             return "the kernel lacks CONFIG_%s" % opt
     return None
@@ -64,14 +64,14 @@ def build_napd():
 class Session:
     """One boot of the Debian guest running lean-naps-guest.sh."""
 
-    def __init__(self, timeout=900):
+    def __init__(self, timeout=900, append=""):
         napd, why = build_napd()
         if not napd:
             raise RuntimeError("cannot build napd: " + why)
         self.g = pslib.Guest(
             "while [ ! -e /mnt/add/go ]; do sleep 0.2; done; "
             "sh /mnt/add/lean-naps-guest.sh",
-            nic="e1000e", net="bridge", timeout=timeout,
+            nic="e1000e", net="bridge", timeout=timeout, append=append,
             extra=["--rootfs", ROOTFS, "--mem", "2G"])
         shutil.copy(napd, os.path.join(self.g.share, "napd"))
         shutil.copy(GUEST_SCRIPT, self.g.share)

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -159,36 +160,64 @@ def t_status_through_console_flood():
     return ("passed" if rc == 9 else "failed"), "exit %d" % rc, None
 
 
-def t_sigterm_cleans_up():
-    """SIGTERM to vm-run kills QEMU and removes vm-run's temporary files."""
-    import signal
-    import tempfile
-    tmp = tempfile.mkdtemp(prefix="ps-sigterm.")
+def qemus_under(tmp):
+    """PIDs of the processes whose command line names the directory tmp
+    (vm-run's QEMU: its files are in vm-run's TMPDIR)."""
+    found = []
+    for d in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                if tmp.encode() in f.read():
+                    found.append(d)
+        except OSError:
+            pass
+    return found
+
+
+def vm_run_signalled(signum):
+    """vm-run running a guest, then signum: (guest was ready, exit status,
+    QEMUs left after up to 10 s, TMPDIR's entries left)."""
+    tmp = tempfile.mkdtemp(prefix="ps-signal.")
     p = subprocess.Popen([pslib.VM_RUN, "--quiet", "--", "sh", "-c",
                           "echo READY; sleep 600"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          env=dict(os.environ, TMPDIR=tmp))
     try:
         ready = p.stdout.readline().decode().strip() == "READY"
-        p.send_signal(signal.SIGTERM)
+        p.send_signal(signum)
         rc = p.wait(timeout=30)
     except subprocess.TimeoutExpired:
         p.kill()
         rc = p.wait()
-    qemus = []
-    for d in os.listdir("/proc"):
-        try:
-            with open("/proc/%s/cmdline" % d, "rb") as f:
-                if tmp.encode() in f.read():
-                    qemus.append(d)
-        except OSError:
-            pass
+    end = time.monotonic() + 10
+    while qemus_under(tmp) and time.monotonic() < end:
+        time.sleep(0.2)
+    qemus = qemus_under(tmp)
+    for pid in qemus:	# do not leave one behind if the test fails
+        with contextlib.suppress(OSError):
+            os.kill(int(pid), signal.SIGKILL)
     left = os.listdir(tmp)
     shutil.rmtree(tmp, ignore_errors=True)
+    return ready, rc, qemus, left
+
+
+def t_sigterm_cleans_up():
+    """SIGTERM to vm-run kills QEMU and removes vm-run's temporary files."""
+    ready, rc, qemus, left = vm_run_signalled(signal.SIGTERM)
     ok = ready and rc == 128 + signal.SIGTERM and not qemus and not left
     return ("passed" if ok else "failed"), \
         "exit %d, QEMU left: %d, temporary files left: %s" % (
             rc, len(qemus), left or "none"), None
+
+
+def t_sigkill_leaves_no_qemu():
+    """SIGKILL to vm-run (no clean-up possible) still ends its QEMU: the
+    kernel kills it when vm-run dies (PR_SET_PDEATHSIG)."""
+    ready, rc, qemus, left = vm_run_signalled(signal.SIGKILL)
+    ok = ready and rc == -signal.SIGKILL and not qemus
+    return ("passed" if ok else "failed"), \
+        "exit %d, QEMU left: %d (temporary files left as vm-run died: %d)" \
+        % (rc, len(qemus), len(left)), None
 
 
 def t_nic_and_fwd():
@@ -1219,6 +1248,8 @@ HOST_TESTS = [
      t_status_through_console_flood),
     ("vm-run: SIGTERM stops QEMU and removes temporary files",
      t_sigterm_cleans_up),
+    ("vm-run: SIGKILL to vm-run leaves no QEMU running",
+     t_sigkill_leaves_no_qemu),
     ("harness: NIC IRQ visible and forwarded port reaches guest",
      t_nic_and_fwd),
     ("harness: bridged network reaches the guest's TCP, ARP and ICMP",
@@ -2205,7 +2236,6 @@ def t_nap_profile():
     -icount boots with the tbcount plugin) counts the functions only a
     nap runs, and bad options are refused with usage."""
     import csv
-    import tempfile
     tool = os.path.join(pslib.HERE, "nap-profile")
     p = subprocess.run([tool, "--naps", "0"], capture_output=True,
                        text=True, timeout=60)
@@ -2312,7 +2342,6 @@ def t_napd_deb():
     enables and starts nothing; -r keeps the (edited) conffile, -P drops
     it and an operator's enablement link."""
     import gzip
-    import tempfile
     with tempfile.TemporaryDirectory(prefix="ps-napd-deb.") as tmp:
         root, deb, why = napd_deb_install(tmp)
         if not root:
@@ -2403,7 +2432,6 @@ HOST_TESTS.append(("napd deb: builds, installs with dpkg --root, --remove "
 def t_napd_unit_exposure():
     """systemd-analyze security --offline rates the installed napd.service
     at or below NAPD_EXPOSURE_MAX."""
-    import tempfile
     sa = shutil.which("systemd-analyze")
     if not sa:
         return "skipped", "no systemd-analyze (apt-get install systemd, " \

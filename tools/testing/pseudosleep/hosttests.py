@@ -141,10 +141,13 @@ def t_reset_named():
                "echo b > /proc/sysrq-trigger; sleep 60"]))
     said = []
     for want, args in cases:
-        rc, out, err = vm_run(["--timeout", "120"] + args, timeout=120)
+        # TCG: QEMU logs a triple fault only there, and a KVM guest that
+        # ends before init would be taken for KVM failing to boot ours.
+        rc, out, err = vm_run(["--accel", "tcg", "--timeout", "120"] + args,
+                              timeout=120)
         drop_kept_log(err)
         line = next((l for l in err.splitlines() if want in l), "")
-        if rc != 125 or "QEMU exited 0" not in line or "reset" not in line:
+        if rc != 125 or "QEMU exited 0: the guest triple-faulted" not in line:
             return "failed", "exit %d, wanted %r: %s" % (
                 rc, want, err.strip()[-200:]), None
         said.append(line.split(" (console log")[0].replace("vm-run: ", ""))
@@ -174,9 +177,9 @@ def qemus_under(tmp):
     return found
 
 
-def vm_run_signalled(signum):
+def vm_run_signalled(signum, grace):
     """vm-run running a guest, then signum: (guest was ready, exit status,
-    QEMUs left after up to 10 s, TMPDIR's entries left)."""
+    QEMUs left grace s after vm-run's exit, TMPDIR's entries left)."""
     tmp = tempfile.mkdtemp(prefix="ps-signal.")
     p = subprocess.Popen([pslib.VM_RUN, "--quiet", "--", "sh", "-c",
                           "echo READY; sleep 600"],
@@ -189,7 +192,7 @@ def vm_run_signalled(signum):
     except subprocess.TimeoutExpired:
         p.kill()
         rc = p.wait()
-    end = time.monotonic() + 10
+    end = time.monotonic() + grace
     while qemus_under(tmp) and time.monotonic() < end:
         time.sleep(0.2)
     qemus = qemus_under(tmp)
@@ -203,7 +206,8 @@ def vm_run_signalled(signum):
 
 def t_sigterm_cleans_up():
     """SIGTERM to vm-run kills QEMU and removes vm-run's temporary files."""
-    ready, rc, qemus, left = vm_run_signalled(signal.SIGTERM)
+    # No grace: vm-run itself stops QEMU before it exits.
+    ready, rc, qemus, left = vm_run_signalled(signal.SIGTERM, 0)
     ok = ready and rc == 128 + signal.SIGTERM and not qemus and not left
     return ("passed" if ok else "failed"), \
         "exit %d, QEMU left: %d, temporary files left: %s" % (
@@ -213,7 +217,7 @@ def t_sigterm_cleans_up():
 def t_sigkill_leaves_no_qemu():
     """SIGKILL to vm-run (no clean-up possible) still ends its QEMU: the
     kernel kills it when vm-run dies (PR_SET_PDEATHSIG)."""
-    ready, rc, qemus, left = vm_run_signalled(signal.SIGKILL)
+    ready, rc, qemus, left = vm_run_signalled(signal.SIGKILL, 10)
     ok = ready and rc == -signal.SIGKILL and not qemus
     return ("passed" if ok else "failed"), \
         "exit %d, QEMU left: %d (temporary files left as vm-run died: %d)" \

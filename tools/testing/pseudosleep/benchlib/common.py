@@ -351,12 +351,15 @@ class BenchGuest:
         self.cmdline = ""
 
     def _boot_again(self):
-        """Boot once more a guest whose QEMU ended before its init (vm-run
-        says so: a reset in early boot, seen once in ~2,000 TCG boots).
-        Nothing was measured yet; the first console is kept, and the
-        report names the second boot.  True if booted again."""
+        """Boot once more a guest that reset before its init (vm-run says
+        so: QEMU exited 0 before init, seen once in ~2,000 TCG boots).  A
+        QEMU that crashed or was killed is not retried, and a second reset
+        in one bench run is BROKEN (bench): a kernel that resets in early
+        boot is a bug, not noise.  Nothing was measured yet; the first
+        boot's console and output are kept, and the report names the
+        second boot.  True if booted again."""
         why = [line for line in self.seen
-               if "guest ended before its init" in line]
+               if "guest ended before its init, QEMU exited 0" in line]
         if self.rebooted or not why:
             return False
         self.rebooted = True
@@ -366,6 +369,9 @@ class BenchGuest:
             os.makedirs(self.logdir, exist_ok=True)
             keep = os.path.join(self.logdir,
                                 self.name + ".first-boot.console.log")
+            with open(os.path.join(self.logdir, self.name +
+                                   ".first-boot.out.log"), "w") as f:
+                f.write("\n".join(self.g.output) + "\n")
         try:
             self.g.cleanup(keep_log_as=keep)
         except OSError:

@@ -74,7 +74,8 @@ def conditions_md(ctx, results):
                                if r.get("earlier") else "")
             for r in results)),
         ("total time", "%.0f s" % c.get("seconds", 0)),
-        ("guests booted twice", "; ".join(c.get("rebooted", [])) or
+        ("guests booted twice", "not recorded" if "rebooted" not in c
+         else "; ".join(c["rebooted"]) or
          "none (each guest reached its init on its first boot)"),
     ]
     return C.md_table(["", ""], rows)

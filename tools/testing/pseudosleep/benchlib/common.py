@@ -364,18 +364,7 @@ class BenchGuest:
             return False
         self.rebooted = True
         self.g.finish(timeout=30)	# vm-run exits right after saying so
-        keep = None
-        if self.logdir:
-            os.makedirs(self.logdir, exist_ok=True)
-            keep = os.path.join(self.logdir,
-                                self.name + ".first-boot.console.log")
-            with open(os.path.join(self.logdir, self.name +
-                                   ".first-boot.out.log"), "w") as f:
-                f.write("\n".join(self.g.output) + "\n")
-        try:
-            self.g.cleanup(keep_log_as=keep)
-        except OSError:
-            pass
+        keep = self._keep_logs(self.name + ".first-boot")
         REBOOTED.append("%s: %s; booted again%s" % (
             self.name,
             why[0].replace("vm-run: ", "").split(" (console log")[0],
@@ -396,12 +385,15 @@ class BenchGuest:
         m = re.search(r"-accel (\S+)", self.cmdline)
         return m.group(1) if m else "?"
 
-    def _note(self, line):
+    def _seen(self, line):
         self.seen.append(line)
-        self._qemu()
         m = re.match(r"^INFO (\w+)=(.*)$", line)
         if m:
             self.info[m.group(1)] = m.group(2).strip()
+
+    def _note(self, line):
+        self._seen(line)
+        self._qemu()
 
     def wait(self, pattern, timeout=120):
         """Next output line matching pattern (a match object) or None."""
@@ -428,10 +420,7 @@ class BenchGuest:
                 return
             if line is None:
                 return
-            self.seen.append(line)
-            m = re.match(r"^INFO (\w+)=(.*)$", line)
-            if m:
-                self.info[m.group(1)] = m.group(2).strip()
+            self._seen(line)
 
     def cpu(self):
         """Host CPU seconds used by QEMU so far (None if unknown)."""
@@ -470,17 +459,24 @@ class BenchGuest:
             self.g.proc.terminate()
         self.g.finish(timeout=30)
         self.drain()
+        self._keep_logs(self.name)
+
+    def _keep_logs(self, base):
+        """Copy the guest's console and output to logdir as base.console.log
+        and base.out.log (if there is a logdir), remove its share; the
+        console's copy or None."""
         keep = None
         if self.logdir:
             os.makedirs(self.logdir, exist_ok=True)
-            keep = os.path.join(self.logdir, self.name + ".console.log")
-            with open(os.path.join(self.logdir, self.name + ".out.log"),
+            keep = os.path.join(self.logdir, base + ".console.log")
+            with open(os.path.join(self.logdir, base + ".out.log"),
                       "w") as f:
                 f.write("\n".join(self.g.output) + "\n")
         try:
             self.g.cleanup(keep_log_as=keep)
         except OSError:
             pass
+        return keep
 
     def __enter__(self):
         return self

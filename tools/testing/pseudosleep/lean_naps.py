@@ -314,8 +314,3 @@ def phase_log(dmesg, k):
     ends = [i for i in (dmesg.find("lean-naps: phase %d:" % (k + 1)),
                         dmesg.find("lean-naps: end")) if i > start]
     return dmesg[start:min(ends)] if ends else dmesg[start:]
-
-
-def median(xs):
-    xs = sorted(xs)
-    return xs[len(xs) // 2] if xs else float("nan")

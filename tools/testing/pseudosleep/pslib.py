@@ -145,6 +145,13 @@ class Guest:
         except OSError:
             return ""
 
+    def close(self):
+        """Wait for the guest to end and clean up: (exit status, console)."""
+        rc = self.finish()
+        console = self.console()
+        self.cleanup()
+        return rc, console
+
     def cleanup(self, keep_log_as=None):
         if keep_log_as:
             os.makedirs(os.path.dirname(keep_log_as), exist_ok=True)

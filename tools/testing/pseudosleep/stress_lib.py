@@ -27,6 +27,7 @@ import time
 
 import netns
 import pslib
+from stats import median, pct
 
 HERE = pslib.HERE
 FUZZ_SRC = os.path.join(HERE, "stress-fuzz.c")
@@ -91,13 +92,6 @@ PACE = 10
 def kernel_has(option):
     """Whether the kernel vm-run boots (BUILD_DIR) has CONFIG_<option>=y."""
     return pslib.kernel_config(option) == "y"
-
-
-def pct(values, p):
-    if not values:
-        return None
-    v = sorted(values)
-    return v[min(len(v) - 1, int(round(p / 100.0 * (len(v) - 1))))]
 
 
 def irq_set(text):
@@ -487,7 +481,7 @@ class Boot:
                 took.append(t)
         if not took:
             return
-        service = sorted(took)[len(took) // 2]
+        service = median(took)
         pump.gap = max(self.gap_ms / 1000.0, PACE * service)
         self.info["service_ms"] = round(service * 1e3, 1)
         self.info["gap_ms"] = round(pump.gap * 1e3)

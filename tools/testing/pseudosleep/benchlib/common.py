@@ -11,7 +11,6 @@ import platform
 import queue
 import random
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 import netns  # noqa: E402
 import pslib  # noqa: E402
+import stats  # noqa: E402
 
 # Every benchmark guest boots with these.  tsc=reliable: under TCG the
 # clocksource watchdog marks the TSC unstable and Linux falls back to
@@ -155,31 +155,8 @@ def broken(what, bg=None):
 
 # --- statistics --------------------------------------------------------------
 
-def pct(xs, p):
-    """p-th percentile (0..100) with linear interpolation; None if empty."""
-    xs = sorted(x for x in xs if x is not None)
-    if not xs:
-        return None
-    if len(xs) == 1:
-        return xs[0]
-    k = (len(xs) - 1) * p / 100.0
-    lo = int(math.floor(k))
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
-
-
-def summary(xs):
-    xs = [x for x in xs if x is not None]
-    if not xs:
-        return {"n": 0, "median": None, "p10": None, "p90": None,
-                "p99": None, "min": None, "max": None, "mean": None}
-    return {"n": len(xs), "median": pct(xs, 50), "p10": pct(xs, 10),
-            "p90": pct(xs, 90), "p99": pct(xs, 99), "min": min(xs),
-            "max": max(xs), "mean": sum(xs) / len(xs)}
-
-
-def median(xs):
-    return pct(xs, 50)
+# stats.py's, for the bench modules (C.pct, C.median, C.summary).
+pct, median, summary = stats.pct, stats.median, stats.summary
 
 
 def fmt(x, nd=1, none="-"):

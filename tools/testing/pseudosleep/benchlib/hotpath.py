@@ -179,11 +179,9 @@ def boot(ctx, name):
     bg = C.BenchGuest("hotpath-%s" % name, guest_script(),
                       ports=(80, 5201), append=GUESTS[name],
                       logdir=ctx.logdir)
-    if not bg.wait(r"^READY$", 180):
-        C.broken("hotpath: guest %s did not start" % name, bg)
+    if not ctx.started(bg, r"^READY$", "hotpath " + name):
         bg.stop()
         return None
-    ctx.note_guest(bg)
     want = "on" if GUESTS[name] else "off"
     if bg.info.get("nocb") != want:
         C.broken("hotpath: guest %s: RCU callback offloading is %s, want %s"

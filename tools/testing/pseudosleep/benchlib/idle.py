@@ -144,30 +144,18 @@ def run(ctx):
     C.say("== 2. idle cost: %g s idle window, host CPU of QEMU and guest "
           "interrupts per second; modes %s, %d run(s)" % (
               window, ", ".join(modes), ctx.runs))
-    rows = []
-    missing = set()
-    for run in range(ctx.runs):
-        for mode in ctx.order(modes, run):
-            if mode in missing:
-                continue
-            r = run_mode(ctx, mode, run, window)
-            rows.append(r)
-            if r["status"] == "missing":
-                missing.add(mode)
-                if mode == "pollist":
-                    ctx.pollist = (False, r.get("note", ""))
-                C.say("  run %d %-8s missing (%s)" % (run, mode,
-                                                      r.get("note", "")))
-                continue
-            if mode == "pollist" and r["status"] == "ok":
-                ctx.pollist = (True, r.get("driver"))
-            C.say("  run %d %-8s %s  host CPU %s%%  guest %s IRQ/s  (%s "
-                  "IRQs in %s s), other load %s%%%s" % (
-                      run, mode, r["status"], C.fmt(r.get("cpu_pct")),
-                      C.fmt(r.get("irq_per_s")), r.get("irqs", "-"),
-                      C.fmt(r.get("guest_s"), 2),
-                      C.fmt(r.get("other_cpu_pct"), 0),
-                      ("  " + r["note"]) if r.get("note") else ""))
+
+    def say(run, mode, r):
+        C.say("  run %d %-8s %s  host CPU %s%%  guest %s IRQ/s  (%s "
+              "IRQs in %s s), other load %s%%%s" % (
+                  run, mode, r["status"], C.fmt(r.get("cpu_pct")),
+                  C.fmt(r.get("irq_per_s")), r.get("irqs", "-"),
+                  C.fmt(r.get("guest_s"), 2),
+                  C.fmt(r.get("other_cpu_pct"), 0),
+                  ("  " + r["note"]) if r.get("note") else ""))
+
+    rows = ctx.each_mode(
+        modes, lambda mode, run: run_mode(ctx, mode, run, window), say)
     C.write_csv(ctx.path("idle_cost.csv"), rows, [
         "mode", "run", "status", "window_s", "host_s", "guest_s", "cpu_s",
         "cpu_pct", "steady_s", "cpu_steady_pct", "irqs", "irq_per_s",

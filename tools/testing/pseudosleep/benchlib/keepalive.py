@@ -55,11 +55,10 @@ def run_one(ctx, mode, run, requests):
                       ports=(80, KA_PORT), logdir=ctx.logdir)
     conns, times = [], []
     try:
-        if not bg.wait(r"^KA-READY", 180):
+        if not ctx.started(bg, r"^KA-READY",
+                           "keepalive %s run %d" % (mode, run)):
             row["status"] = "failed: the guest did not start"
-            C.broken("keepalive %s run %d: no KA-READY" % (mode, run), bg)
             return row, times
-        ctx.note_guest(bg)
         time.sleep(1.0)
         for i in range(KA_CONNS):
             c = socket.create_connection(("127.0.0.1", bg.port[KA_PORT]),

@@ -50,12 +50,10 @@ def run_one(ctx, mode, rate, run, window):
                       guest_script(mode), ports=(80,), net="bridge",
                       logdir=ctx.logdir)
     try:
-        if not bg.wait(r"^napd: mode", 180):
+        if not ctx.started(bg, r"^napd: mode",
+                           "lannoise %s %d run %d" % (mode, rate, run)):
             row["status"] = "failed: napd did not start"
-            C.broken("lannoise %s %d run %d: napd did not start"
-                     % (mode, rate, run), bg)
             return row
-        ctx.note_guest(bg)
         time.sleep(1.0)
         s0 = C.parse_stats(bg.get(80, "/cgi-bin/st", timeout=10)[0])
         answers = []

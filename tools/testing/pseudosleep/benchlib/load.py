@@ -137,21 +137,37 @@ def memcached_latency(port, key, n):
     return out
 
 
+def load_threads(seconds, conns, worker):
+    """conns threads each running worker(end) until the monotonic time end,
+    `seconds` from now; worker returns (requests, body bytes, errors).
+    Returns their sums."""
+    end = time.monotonic() + seconds
+    tot = [0, 0, 0]
+    lock = threading.Lock()
+
+    def run():
+        done = worker(end)
+        with lock:
+            for i, n in enumerate(done):
+                tot[i] += n
+
+    th = [threading.Thread(target=run, daemon=True) for _ in range(conns)]
+    for t in th:
+        t.start()
+    for t in th:
+        t.join(seconds + 30)
+    return tuple(tot)
+
+
 def memcached_load(port, key, seconds, conns=4):
     """conns connections each doing gets of key for `seconds`; returns
     (gets, bytes, errors)."""
-    end = time.monotonic() + seconds
-    tot = {"gets": 0, "bytes": 0, "errors": 0}
-    lock = threading.Lock()
-
-    def worker():
+    def worker(end):
         gets = nbytes = errs = 0
         try:
             mc = Memcache(port)
         except OSError:
-            with lock:
-                tot["errors"] += 1
-            return
+            return 0, 0, 1
         try:
             while time.monotonic() < end:
                 n = mc.get(key)
@@ -164,17 +180,9 @@ def memcached_load(port, key, seconds, conns=4):
             errs += 1
         finally:
             mc.close()
-        with lock:
-            tot["gets"] += gets
-            tot["bytes"] += nbytes
-            tot["errors"] += errs
+        return gets, nbytes, errs
 
-    th = [threading.Thread(target=worker, daemon=True) for _ in range(conns)]
-    for t in th:
-        t.start()
-    for t in th:
-        t.join(seconds + 30)
-    return tot["gets"], tot["bytes"], tot["errors"]
+    return load_threads(seconds, conns, worker)
 
 
 # --- HTTP --------------------------------------------------------------------
@@ -204,11 +212,7 @@ def http_load(port, path, seconds, conns=10):
     """conns threads each fetching path on a new connection per request
     for `seconds` (ab -c conns, with a sub-second time limit, which ab's
     whole-second -t cannot do); returns (requests, body bytes, errors)."""
-    end = time.monotonic() + seconds
-    tot = {"n": 0, "bytes": 0, "errors": 0}
-    lock = threading.Lock()
-
-    def worker():
+    def worker(end):
         n = nbytes = errs = 0
         while time.monotonic() < end:
             try:
@@ -217,14 +221,6 @@ def http_load(port, path, seconds, conns=10):
             except (OSError, IOError):
                 errs += 1
                 time.sleep(0.01)
-        with lock:
-            tot["n"] += n
-            tot["bytes"] += nbytes
-            tot["errors"] += errs
+        return n, nbytes, errs
 
-    th = [threading.Thread(target=worker, daemon=True) for _ in range(conns)]
-    for t in th:
-        t.start()
-    for t in th:
-        t.join(seconds + 30)
-    return tot["n"], tot["bytes"], tot["errors"]
+    return load_threads(seconds, conns, worker)

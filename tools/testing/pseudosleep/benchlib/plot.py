@@ -33,6 +33,18 @@ def _num(x):
     return "NaN" if x is None else "%.6g" % x
 
 
+# One bar per mode, with its min..max across runs as an error bar.
+BAR_STYLE = "set style fill solid 0.6 border -1\nset boxwidth 0.6\nset grid y\n"
+
+
+def _bars(dat, col, colour):
+    """gnuplot's plot of column col of dat as BAR_STYLE bars, the mode in
+    column 1, the min and max in the two columns after col."""
+    return ("plot '%s' using 0:%d:xtic(1) with boxes lc rgb '%s' notitle, "
+            "\\\n     '' using 0:%d:%d:%d with yerrorbars lc rgb 'black' pt 7 "
+            "ps 0.01 notitle\n" % (dat, col, colour, col, col + 1, col + 2))
+
+
 class Plotter:
     def __init__(self, ctx):
         self.out = ctx.out
@@ -120,26 +132,18 @@ def idle_cost(P, res):
     P.dat("idle_cost.dat", lines)
     miss = [s["mode"] + ": " + s["status"].split(":")[0]
             for s in res["summary"] if s["status"] != "ok"]
-    return P.render("idle_cost", """
-set multiplot layout 1,2 title %s
-set style fill solid 0.6 border -1
-set boxwidth 0.6
-set grid y
+    return P.render("idle_cost", "set multiplot layout 1,2 title %s\n" % _q("Idle cost over %g s (%s)%s" % (
+        res["window"], P.cond, ("  [" + "; ".join(miss) + "]") if miss
+        else "")) + BAR_STYLE + """
 set xtics rotate by -30
 set logscale y
 set yrange [0.1:*]
-set title 'host CPU of QEMU (%% of one CPU, log), median, min..max'
-plot 'idle_cost.dat' using 0:2:xtic(1) with boxes lc rgb '#4477aa' notitle, \\
-     '' using 0:2:3:4 with yerrorbars lc rgb 'black' pt 7 ps 0.01 notitle
+set title 'host CPU of QEMU (% of one CPU, log), median, min..max'
+""" + _bars("idle_cost.dat", 2, "#4477aa") + """
 set title 'guest interrupts per second (log), median, min..max'
 set logscale y
 set yrange [*:*]
-plot 'idle_cost.dat' using 0:5:xtic(1) with boxes lc rgb '#cc6677' notitle, \\
-     '' using 0:5:6:7 with yerrorbars lc rgb 'black' pt 7 ps 0.01 notitle
-unset multiplot
-""" % _q("Idle cost over %g s (%s)%s" % (
-        res["window"], P.cond, ("  [" + "; ".join(miss) + "]") if miss
-        else "")), w=1100)
+""" + _bars("idle_cost.dat", 5, "#cc6677") + "unset multiplot\n", w=1100)
 
 
 def polling(P, res):
@@ -159,23 +163,15 @@ def polling(P, res):
             if s["status"] != "ok"]
     title = "Idle modes under request load (%s)%s" % (
         P.cond, ("  [" + "; ".join(miss) + "]") if miss else "")
-    return P.render("polling", """
-set multiplot layout 1,3 title %s
-set style fill solid 0.6 border -1
-set boxwidth 0.6
-set grid y
-set yrange [0:*]
-set title 'HTTP (ab -c 1) mean ms'
-plot 'polling.dat' using 0:2:xtic(1) with boxes lc rgb '#4477aa' notitle, \\
-     '' using 0:2:3:4 with yerrorbars lc rgb 'black' pt 7 ps 0.01 notitle
-set title 'host CPU ms per HTTP request'
-plot 'polling.dat' using 0:5:xtic(1) with boxes lc rgb '#cc6677' notitle, \\
-     '' using 0:5:6:7 with yerrorbars lc rgb 'black' pt 7 ps 0.01 notitle
-set title 'memcached get p50 ms'
-plot 'polling.dat' using 0:8:xtic(1) with boxes lc rgb '#228833' notitle, \\
-     '' using 0:8:9:10 with yerrorbars lc rgb 'black' pt 7 ps 0.01 notitle
-unset multiplot
-""" % _q(title), w=1200, h=450)
+    return P.render("polling", "set multiplot layout 1,3 title %s\n" % _q(
+        title) + BAR_STYLE + "set yrange [0:*]\n"
+        "set title 'HTTP (ab -c 1) mean ms'\n"
+        + _bars("polling.dat", 2, "#4477aa")
+        + "set title 'host CPU ms per HTTP request'\n"
+        + _bars("polling.dat", 5, "#cc6677")
+        + "set title 'memcached get p50 ms'\n"
+        + _bars("polling.dat", 8, "#228833") + "unset multiplot\n",
+        w=1200, h=450)
 
 
 def density(P, res):

@@ -20,7 +20,6 @@ Throughput: iperf3 host -> guest, and memcached gets of a 1 KB value on
 4 connections.
 """
 
-import time
 
 from . import common as C
 from . import load as L
@@ -185,33 +184,22 @@ def run(ctx):
           "ping skipped (user networking forwards no ICMP)" % (
               p["ab_n"], p["mc_n"], p["iperf_s"], p["mc_s"],
               ", ".join(modes), ctx.runs))
-    rows, missing = [], {}
-    for run in range(ctx.runs):
-        for mode in ctx.order(modes, run):
-            if mode in missing:
-                continue
-            r = run_mode(ctx, mode, run, p)
-            rows.append(r)
-            if r["status"] in ("missing", "not supported"):
-                missing[mode] = r.get("note", "")
-                if mode == "pollist":
-                    ctx.pollist = (False, r.get("note", ""))
-                C.say("  run %d %-8s %s (%s)" % (run, mode, r["status"],
-                                                 r.get("note", "")))
-                continue
-            if mode == "pollist" and r["status"] == "ok":
-                ctx.pollist = (True, r.get("driver"))
-            C.say("  run %d %-8s %s  http mean %s ms p99 %s, CPU %s ms/req; "
-                  "memcached p50 %s ms p99 %s; iperf3 %s Mbit/s; memcached "
-                  "%s KB/s%s" % (
-                      run, mode, r["status"], C.fmt(r.get("http_mean_ms")),
-                      C.fmt(r.get("http_p99_ms"), 0),
-                      C.fmt(r.get("http_cpu_ms_per_req")),
-                      C.fmt(r.get("mc_p50_ms"), 2),
-                      C.fmt(r.get("mc_p99_ms"), 2),
-                      C.fmt(r.get("iperf_mbps")),
-                      C.fmt(r.get("mc_tput_kbs")),
-                      ("  " + r["note"]) if r.get("note") else ""))
+
+    def say(run, mode, r):
+        C.say("  run %d %-8s %s  http mean %s ms p99 %s, CPU %s ms/req; "
+              "memcached p50 %s ms p99 %s; iperf3 %s Mbit/s; memcached "
+              "%s KB/s%s" % (
+                  run, mode, r["status"], C.fmt(r.get("http_mean_ms")),
+                  C.fmt(r.get("http_p99_ms"), 0),
+                  C.fmt(r.get("http_cpu_ms_per_req")),
+                  C.fmt(r.get("mc_p50_ms"), 2),
+                  C.fmt(r.get("mc_p99_ms"), 2),
+                  C.fmt(r.get("iperf_mbps")),
+                  C.fmt(r.get("mc_tput_kbs")),
+                  ("  " + r["note"]) if r.get("note") else ""))
+
+    rows = ctx.each_mode(
+        modes, lambda mode, run: run_mode(ctx, mode, run, p), say)
     C.write_csv(ctx.path("polling.csv"), rows, FIELDS)
     summary = []
     for mode in modes:
@@ -236,5 +224,4 @@ def run(ctx):
             C.fmt(s["http_cpu_ms_per_req"]), C.fmt(s["mc_p50_ms"], 2),
             C.fmt(s["iperf_mbps"]), C.fmt(s["mc_tput_kbs"])))
     return {"name": "polling", "rows": rows, "summary": summary,
-            "modes": modes, "params": p, "runs": ctx.runs,
-            "missing": missing}
+            "modes": modes, "params": p, "runs": ctx.runs}

@@ -43,6 +43,13 @@ def _fig(figs, name):
     return ""
 
 
+def _ending(out, figs, pngs, data):
+    """A section's end: its figures, then where its data is; the section."""
+    out.append("\n" + "".join(_fig(figs, png) for png in pngs))
+    out.append("\nData: %s.\n" % data)
+    return _blocks(out)
+
+
 def conditions_md(ctx, results):
     c, g = ctx.cond, ctx.guest
     rows = [
@@ -216,11 +223,10 @@ def wake_md(res, figs):
                    "quiet and sleeps again before the retransmission "
                    "arrives: the request is lost (10 s timeout). This is the "
                    "failure the pseudo-sleep paper reports for S3 + WoL.\n")
-    out.append("\n" + _fig(figs, "wake_latency_cdf.png"))
-    out.append("\nData: `wake_latency.csv` (one row per request), "
-               "`wake_latency_runs.csv` (per boot), "
-               "`wake_latency_summary.csv`.\n")
-    return _blocks(out)
+    return _ending(out, figs, ["wake_latency_cdf.png"],
+                   "`wake_latency.csv` (one row per request), "
+                   "`wake_latency_runs.csv` (per boot), "
+                   "`wake_latency_summary.csv`")
 
 
 def idle_md(res, figs):
@@ -271,10 +277,8 @@ def idle_md(res, figs):
                "the window besides QEMU and the benchmark itself (busy CPU "
                "time from /proc/stat, 200 % = both host CPUs): other jobs "
                "on a shared machine, the main source of noise here.")
-    out.append("\n" + _fig(figs, "idle_cost.png"))
-    out.append("\nData: `idle_cost.csv` (per boot), `idle_cost_summary.csv`."
-               "\n")
-    return _blocks(out)
+    return _ending(out, figs, ["idle_cost.png"],
+                   "`idle_cost.csv` (per boot), `idle_cost_summary.csv`")
 
 
 def polling_md(res, figs):
@@ -326,10 +330,9 @@ def polling_md(res, figs):
                "host-side client (ab, iperf3, the memcached client), so "
                "polling can cost latency here where it would not on a "
                "machine with spare cores.\n")
-    out.append("\n" + _fig(figs, "polling.png"))
-    out.append("\nData: `polling.csv` (per boot, with host CPU % and "
-               "guest IRQs per request), `polling_summary.csv`.\n")
-    return _blocks(out)
+    return _ending(out, figs, ["polling.png"],
+                   "`polling.csv` (per boot, with host CPU % and "
+                   "guest IRQs per request), `polling_summary.csv`")
 
 
 def density_md(res, figs):
@@ -395,11 +398,8 @@ def density_md(res, figs):
                    "noisy, read trends across densities and modes, not "
                    "single cells.\n" % (F(min(oth), 0) if oth else "?",
                                          F(max(oth), 0) if oth else "?"))
-    out.append(_fig(figs, "density.png") + _fig(
-        figs, "density_throughput.png"))
-    out.append("\nData: `density.csv` (per cell and run), "
-               "`density_summary.csv`.\n")
-    return _blocks(out)
+    return _ending(out, figs, ["density.png", "density_throughput.png"],
+                   "`density.csv` (per cell and run), `density_summary.csv`")
 
 
 def readme_table(ctx, results):

@@ -87,11 +87,9 @@ def run_mode(ctx, mode, run, nreq, rng):
                       ports=(80,), qmp=(mode in ("deep", "s2idle-pb")),
                       logdir=ctx.logdir)
     try:
-        if not bg.wait(r"^READY", 180):
+        if not ctx.started(bg, r"^READY", "wake %s run %d" % (mode, run)):
             meta["note"] = "guest did not start"
-            C.broken("wake %s run %d: guest did not start" % (mode, run), bg)
             return rows, meta
-        ctx.note_guest(bg)
         port = bg.port[80]
         inputs = C.irq_set(bg.info.get("input_irqs"))
         if mode != "awake":

@@ -9,13 +9,13 @@
 # wakeups (timerlat's thread-context samples) between two trace markers
 # around the nap or the sleep, and their latency after the timer's time.
 set -e
+[ "$2" = nap ] || [ "$2" = awake ] || {
+	echo "usage: timerlat-nap.sh SECONDS nap|awake" >&2
+	exit 2
+}
 secs=$1
 mode=$2
 t=/sys/kernel/tracing
-case "$mode" in
-nap|awake) ;;
-*) echo "usage: timerlat-nap.sh SECONDS nap|awake" >&2; exit 2 ;;
-esac
 echo 0 > $t/tracing_on
 echo nop > $t/current_tracer
 echo > $t/trace

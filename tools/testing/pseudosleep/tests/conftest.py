@@ -24,6 +24,26 @@ def pytest_addoption(parser):
                 help="vm-run --timeout of a guest suite's boot (600 s)")
 
 
+@pytest.fixture(scope="module")
+def debian_vm():
+    """The Debian guest booted for one test module (a DebianGuest), or the
+    module is skipped when there is no image; stopped after it."""
+    import debian_guest
+    rootfs, why = debian_guest.image()
+    if not rootfs:
+        pytest.skip(why)
+    d = debian_guest.DebianGuest(rootfs)
+    try:
+        why = d.start()
+        if why:
+            pytest.fail("debian: the guest did not come up: " + why,
+                        pytrace=False)
+        yield d
+    finally:
+        d.stop()
+        d.cleanup()
+
+
 def pytest_collection_modifyitems(session, config, items):
     """Modules by their ORDER, items within one by their seq(n) mark."""
     pos = {id(item): i for i, item in enumerate(items)}

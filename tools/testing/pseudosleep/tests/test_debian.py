@@ -25,6 +25,7 @@ import pytest
 
 import debian_guest
 import pslib
+import stats
 
 ORDER = 5
 
@@ -41,21 +42,9 @@ QUIET_S = 10
 
 
 @pytest.fixture(scope="module")
-def guest():
-    """The booted guest (a DebianGuest), or the module is skipped."""
-    rootfs, why = debian_guest.image()
-    if not rootfs:
-        pytest.skip(why)
-    d = debian_guest.DebianGuest(rootfs)
-    try:
-        why = d.start()
-        if why:
-            pytest.fail("debian: the guest did not come up: " + why,
-                        pytrace=False)
-        yield d
-    finally:
-        d.stop()
-        d.cleanup()
+def guest(debian_vm):
+    """The booted guest (conftest's debian_vm)."""
+    return debian_vm
 
 
 def naps(guest):
@@ -68,8 +57,7 @@ def needs_naps(guest):
 
 
 def median_ms(values):
-    v = sorted(values)
-    return 1000 * v[len(v) // 2] if v else 0
+    return 1000 * (stats.median(values) or 0)
 
 
 def check_naps_met(n_naps, n_req, what):

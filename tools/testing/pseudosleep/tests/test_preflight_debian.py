@@ -17,7 +17,6 @@ import subprocess
 
 import pytest
 
-import debian_guest
 import hosttests
 import pslib
 
@@ -32,39 +31,28 @@ VERDICT = re.compile(r"^(ok|warn|fail|n/a)  +(\S.*)$")
 
 
 @pytest.fixture(scope="module")
-def check():
+def check(debian_vm):
     """(exit status, verdict lines, output) of napd --check in the guest,
     or the module is skipped."""
-    rootfs, why = debian_guest.image()
-    if not rootfs:
-        pytest.skip(why)
     p = subprocess.run(["make", "-s", "-C", NAPD_DIR, "napd"],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     if p.returncode:
         pytest.fail("make napd: " + p.stdout.decode(errors="replace")[-600:],
                     pytrace=False)
-    d = debian_guest.DebianGuest(rootfs)
-    try:
-        why = d.start()
-        if why:
-            pytest.fail("debian: the guest did not come up: " + why,
-                        pytrace=False)
-        shutil.copy(os.path.join(NAPD_DIR, "napd"),
-                    os.path.join(d.g.share, "napd"))
-        # Run from the guest's disk, not the 9p share, with the guest's
-        # napd paused: a task reading over 9p cannot be frozen, and each
-        # nap napd tries meanwhile waits out the freezer's timeout (seen:
-        # no answer in 300 s, "1 tasks refusing to freeze" every 5 s).
-        # The check reads the host; it does not need the naps.
-        rc, out = d.run("napctl pause 10min && "
-                        "cp /mnt/add/napd /tmp/napd-check && "
-                        "/tmp/napd-check --check; rc=$?; napctl resume; "
-                        "exit $rc", timeout=300)
-        lines = [VERDICT.match(l) for l in out.splitlines()]
-        yield rc, [(m.group(1), m.group(2)) for m in lines if m], out
-    finally:
-        d.stop()
-        d.cleanup()
+    d = debian_vm
+    shutil.copy(os.path.join(NAPD_DIR, "napd"),
+                os.path.join(d.g.share, "napd"))
+    # Run from the guest's disk, not the 9p share, with the guest's
+    # napd paused: a task reading over 9p cannot be frozen, and each
+    # nap napd tries meanwhile waits out the freezer's timeout (seen:
+    # no answer in 300 s, "1 tasks refusing to freeze" every 5 s).
+    # The check reads the host; it does not need the naps.
+    rc, out = d.run("napctl pause 10min && "
+                    "cp /mnt/add/napd /tmp/napd-check && "
+                    "/tmp/napd-check --check; rc=$?; napctl resume; "
+                    "exit $rc", timeout=300)
+    lines = [VERDICT.match(l) for l in out.splitlines()]
+    return rc, [(m.group(1), m.group(2)) for m in lines if m], out
 
 
 def test_check_debian_no_failure(check, record_property):

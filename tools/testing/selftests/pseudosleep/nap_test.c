@@ -13,13 +13,16 @@
 #include <linux/rtc.h>
 #include <linux/vt.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/epoll.h>
 #include <sys/random.h>
+#include <sys/select.h>
 #include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -699,6 +702,96 @@ TEST_F(nap, no_crng_reseed)
 	}
 	EXPECT_EQ(EAGAIN, errno);
 	close(kmsg);
+}
+
+/* Context switches of @pid so far (/proc/PID/status), or -1. */
+static long long ctxt_switches(pid_t pid)
+{
+	char path[64], line[128];
+	long long sum = 0, n;
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "voluntary_ctxt_switches: %lld", &n) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %lld", &n) == 1) {
+			sum += n;
+			found++;
+		}
+	}
+	fclose(f);
+	return found == 2 ? sum : -1;
+}
+
+/* Sleep in epoll_wait(), poll() or select() on a pipe no one writes to. */
+static void wait_forever(int how, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	fd_set set;
+	int ep;
+
+	for (;;) {
+		switch (how) {
+		case 0:
+			ep = epoll_create1(0);
+			if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev))
+				_exit(1);
+			epoll_wait(ep, &ev, 1, -1);
+			close(ep);
+			break;
+		case 1:
+			poll(&pfd, 1, -1);
+			break;
+		default:
+			FD_ZERO(&set);
+			FD_SET(fd, &set);
+			select(fd + 1, &set, NULL, NULL, NULL);
+		}
+	}
+}
+
+/*
+ * A task waiting for events in epoll_wait(), poll() or select() is frozen
+ * where it sleeps (TASK_FREEZABLE): a nap neither wakes it to freeze it nor
+ * at the thaw, so it is not switched in at all.  Before, each nap sent it a
+ * fake signal, and it ran twice to enter and leave the refrigerator.
+ */
+TEST_F(nap, event_waiters_stay_asleep)
+{
+	static const char * const how[] = { "epoll_wait", "poll", "select" };
+	long long before[3], after;
+	pid_t pid[3];
+	int pipefd[2], i;
+
+	ASSERT_EQ(0, pipe(pipefd));
+	for (i = 0; i < 3; i++) {
+		pid[i] = fork();
+		ASSERT_LE(0, pid[i]);
+		if (!pid[i])
+			wait_forever(i, pipefd[0]);
+	}
+	usleep(300000);		/* each is asleep in its wait by now */
+	for (i = 0; i < 3; i++)
+		before[i] = ctxt_switches(pid[i]);
+	EXPECT_EQ(0, nap_on_alarm(_metadata, self->rtc, self->rtc_irq, 2));
+	EXPECT_EQ(0, wait_alarm(self->rtc));
+	usleep(100000);		/* anything the thaw woke has run */
+	for (i = 0; i < 3; i++) {
+		after = ctxt_switches(pid[i]);
+		EXPECT_LE(0, before[i]);
+		EXPECT_EQ(before[i], after)
+			TH_LOG("a task in %s was switched %lld times by the nap",
+			       how[i], after - before[i]);
+		kill(pid[i], SIGKILL);
+		waitpid(pid[i], NULL, 0);
+	}
+	close(pipefd[0]);
+	close(pipefd[1]);
 }
 
 TEST_HARNESS_MAIN

@@ -732,22 +732,17 @@ static void wait_forever(int how, int fd)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int ep = epoll_create1(0);
 	fd_set set;
-	int ep;
 
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev))
+		_exit(1);
 	for (;;) {
-		switch (how) {
-		case 0:
-			ep = epoll_create1(0);
-			if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev))
-				_exit(1);
+		if (how == 0) {
 			epoll_wait(ep, &ev, 1, -1);
-			close(ep);
-			break;
-		case 1:
+		} else if (how == 1) {
 			poll(&pfd, 1, -1);
-			break;
-		default:
+		} else {
 			FD_ZERO(&set);
 			FD_SET(fd, &set);
 			select(fd + 1, &set, NULL, NULL, NULL);

@@ -26,7 +26,8 @@ def rows():
                      "i": i, "ms": 20.0 + i, "lost": 0,
                      "naps_since_last": met}
                 if met:
-                    r.update(entry_ms=3.0, exit_ms=1.0, wake_latency_ms=0.5)
+                    r.update(entry_ms=3.0, exit_ms=1.0, wake_latency_ms=0.5,
+                             sync_ms=2.0, thaw_ms=0.25 * i)
                 out.append(r)
     return out
 
@@ -48,6 +49,7 @@ def test_bench_debian_summary_and_section():
                               "requests": 4, "cond": {}, "boot_s": 1.0})
     assert "| Apache GET | 11.5 ms" in text
     assert "| +91 % |" in text
+    assert "sync 2.00, freeze -" in text and "thaw 0.50 |" in text
     assert "3.00 / 1.00 ms" in text
     assert "| apache 0/8 / memcached 0/8 | apache 0/8 / memcached 0/8 |" \
         in text

@@ -217,13 +217,32 @@ static bool has_root_hub(const struct devtree *t, int i)
 	return false;
 }
 
+/* Has @i a child device?  Children come after their parent in @t. */
+static bool has_children(const struct devtree *t, int i)
+{
+	int j;
+
+	for (j = i + 1; j < t->nr; j++)
+		if (t->d[j].parent == i)
+			return true;
+	return false;
+}
+
 static enum dev_why class_rule(const struct devtree *t, int i)
 {
 	unsigned int cls = t->d[i].pci_class >> 8;
 
-	/* Without a driver there is no device PM to skip, and none of its own. */
+	/*
+	 * The PCI core suspends a function without a driver by saving its
+	 * config space and resumes it by writing that back: no power saved,
+	 * a few config cycles and, with pm_async, a work item per phase
+	 * spent.  Keeping one keeps its subtree too, so a bridge with
+	 * devices below it is left to the nap.  Other devices without a
+	 * driver have no device PM to skip, and none of their own.
+	 */
 	if (!t->d[i].has_driver)
-		return WHY_DEFAULT;
+		return t->d[i].pci_class && !has_children(t, i) ?
+		       WHY_NO_DRIVER : WHY_DEFAULT;
 	if (cls == PCI_USB_HOST)
 		return WHY_USB_HOST;
 	if (cls == PCI_NVM)
@@ -448,6 +467,10 @@ const char *dev_why_str(const struct devtree *t, int i, char *buf,
 	case WHY_SATA:
 		snprintf(buf, size, "class rule: SATA controller (PCI class 0106)");
 		break;
+	case WHY_NO_DRIVER:
+		snprintf(buf, size,
+			 "rule: PCI function without a driver (a suspend only saves and restores its config space)");
+		break;
 	case WHY_NAP_KEEP:
 		snprintf(buf, size, "override: nap-keep");
 		break;
@@ -477,7 +500,8 @@ const char *dev_why_str(const struct devtree *t, int i, char *buf,
 static bool policy_keeps(const struct devinfo *d)
 {
 	return d->why == WHY_USB_HOST || d->why == WHY_NVME ||
-	       d->why == WHY_SATA || d->why == WHY_NAP_KEEP;
+	       d->why == WHY_SATA || d->why == WHY_NO_DRIVER ||
+	       d->why == WHY_NAP_KEEP;
 }
 
 int devpolicy_apply(const struct devtree *t, struct settings *st, char *err,

@@ -6,13 +6,15 @@
  * cost far more to suspend and resume than a nap of a second can save,
  * and bring their own idle power management: USB host controllers (idle
  * USB autosuspends), NVMe (autonomous power states) and SATA (link power
- * management).  The default policy ("lean") keeps those awake through
- * power/nosleep on the controller; the kernel keeps everything below a
- * kept device with it.  nap-keep and nap-suspend override the policy per
+ * management).  A PCI function that no driver binds gains nothing from a
+ * nap: the PCI core only saves its config space and writes it back, and
+ * never lowers its power.  The default policy ("lean") keeps those awake
+ * through power/nosleep on the device; the kernel keeps everything below a
+ * kept device with it, so only functions without children are kept.  nap-keep and nap-suspend override the policy per
  * device; device-policy = all turns the class rules off.
  *
- * The classification reads sysfs only: PCI class codes, and the usbN root
- * hubs under a non-PCI host controller.
+ * The classification reads sysfs only: PCI class codes, driver links, and
+ * the usbN root hubs under a non-PCI host controller.
  */
 #ifndef NAPD_DEVPOLICY_H
 #define NAPD_DEVPOLICY_H
@@ -30,6 +32,7 @@ enum dev_why {
 	WHY_USB_HOST,		/* class rule: USB host controller */
 	WHY_NVME,		/* class rule: NVMe controller */
 	WHY_SATA,		/* class rule: SATA controller */
+	WHY_NO_DRIVER,		/* rule: PCI function, no driver, no children */
 	WHY_NAP_KEEP,		/* nap-keep */
 	WHY_NAP_SUSPEND,	/* nap-suspend */
 	WHY_NIC,		/* a wake NIC's device */

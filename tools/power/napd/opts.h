@@ -42,7 +42,7 @@ enum napd_wake_on {
 
 /* Which devices a nap leaves alone (devpolicy.h). */
 enum napd_dev_policy {
-	NAPD_POLICY_LEAN,	/* USB hosts, NVMe and SATA stay awake */
+	NAPD_POLICY_LEAN,	/* USB hosts, NVMe, SATA, no-driver PCI awake */
 	NAPD_POLICY_ALL,	/* no class rule: a nap suspends them too */
 };
 

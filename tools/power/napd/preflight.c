@@ -587,9 +587,13 @@ static void check_kept(struct pf *p, const struct devtree *t, int i)
 				 states[k], !strcmp(val, "1") ? "on" : "off");
 		}
 	}
-	/* The NIC and its path up are busy anyway; a rule's device is not. */
+	/*
+	 * The NIC and its path up are busy anyway; a rule's device is not.
+	 * Nothing manages a function without a driver: a nap would not
+	 * change its link either.
+	 */
 	on_rule = d->why != WHY_NIC && d->why != WHY_UNDER &&
-		  d->why != WHY_ABOVE;
+		  d->why != WHY_ABOVE && d->why != WHY_NO_DRIVER;
 	if (own_idle_pm(p, d, control, note, sizeof(note))[0]) {
 		v = PF_WARN;
 	} else if (on_rule && have_link && !any_on) {

@@ -22,6 +22,8 @@ ROOTFS = hosttests.DEBIAN_ROOTFS
 
 # PCI classes (base class and subclass) the lean policy keeps.
 USB_HOST, SATA, NVME = 0x0c03, 0x0106, 0x0108
+# PCI-to-PCI, CardBus and semi-transparent bridges: devices below them.
+PCI_BRIDGES = (0x0604, 0x0607, 0x0609)
 
 # Driver errors a nap must not cause (issue 35).
 DRIVER_ERRORS = re.compile(
@@ -189,13 +191,16 @@ def guest_info(lines):
 def kept_devices(info):
     """The devices the lean policy must keep out of naps: {name: what}
     for the USB host controllers, their root hubs, NVMe and SATA
-    controllers with a driver."""
+    controllers with a driver, and the PCI functions without a driver
+    that are not bridges (on q35 those have no device below them)."""
     kept = {}
     for addr, (cls, drv) in info["pci"].items():
         what = {USB_HOST: "USB host", NVME: "NVMe", SATA: "SATA"}.get(
             cls >> 8)
         if what and drv != "-":
             kept[addr] = "%s controller (%s)" % (what, drv)
+        elif drv == "-" and cls >> 8 not in PCI_BRIDGES:
+            kept[addr] = "PCI function without a driver (class %06x)" % cls
     for hub, host in info["usb"].items():
         kept[hub] = "USB root hub of %s" % host
     return kept

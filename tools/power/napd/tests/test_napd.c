@@ -4477,9 +4477,16 @@ static void build_server_tree(const char *t)
 	put("0\n", "%s/" PCI0 "/0000:00:05.0/nvme/nvme0/power/nosleep", t);
 	fake_pci(t, "0000:00:1f.2", "0x010601\n");
 	fake_pci(t, "0000:00:06.0", "0x040300\n");
-	/* a SATA function without a driver: no class rule */
+	/* a SATA function without a driver: no class rule, the no-driver one */
 	put("0x010601\n", "%s/" PCI0 "/0000:00:07.0/class", t);
 	put("0\n", "%s/" PCI0 "/0000:00:07.0/power/nosleep", t);
+	/* a bridge without a driver, a sound card below it: left to naps */
+	put("0x060400\n", "%s/" PCI0 "/0000:00:08.0/class", t);
+	put("0\n", "%s/" PCI0 "/0000:00:08.0/power/nosleep", t);
+	put("0x040300\n", "%s/" PCI0 "/0000:00:08.0/0000:01:00.0/class", t);
+	put("0\n", "%s/" PCI0 "/0000:00:08.0/0000:01:00.0/power/nosleep", t);
+	link_to("../../../../bus/pci/drivers/fake",
+		"%s/" PCI0 "/0000:00:08.0/0000:01:00.0/driver", t);
 	put("0\n", "%s/" NS_PLAT, t);
 	link_to("../../../bus/pci/drivers/fake", "%s/sys/devices/platform/xhci-hcd.0/driver", t);
 	put("0\n", "%s/sys/devices/platform/xhci-hcd.0/usb2/power/nosleep", t);
@@ -4531,15 +4538,19 @@ static void test_devpolicy_lean(void)
 		t_failed = true;
 		return;
 	}
-	CHECK(s.nr_policy == 4);
+	CHECK(s.nr_policy == 5);
 	CHECK_STR(get("%s/" NS_XHCI, t), "1");
 	CHECK_STR(get("%s/" NS_NVME, t), "1");
 	CHECK_STR(get("%s/" NS_AHCI, t), "1");
 	CHECK_STR(get("%s/" NS_PLAT, t), "1");
 	CHECK_STR(get("%s/" NS_HUB, t), "0");
 	CHECK_STR(get("%s/" PCI0 "/0000:00:06.0/power/nosleep", t), "0");
-	CHECK_STR(get("%s/" PCI0 "/0000:00:07.0/power/nosleep", t), "0");
+	CHECK_STR(get("%s/" PCI0 "/0000:00:07.0/power/nosleep", t), "1");
+	CHECK_STR(get("%s/" PCI0 "/0000:00:08.0/power/nosleep", t), "0");
+	CHECK_STR(get("%s/" PCI0 "/0000:00:08.0/0000:01:00.0/power/nosleep",
+		      t), "0");
 	CHECK(!napd_restore(&s));
+	CHECK_STR(get("%s/" PCI0 "/0000:00:07.0/power/nosleep", t), "0");
 	CHECK_STR(get("%s/" NS_XHCI, t), "0");
 	CHECK_STR(get("%s/" NS_NVME, t), "0");
 	CHECK_STR(get("%s/" NS_PLAT, t), "0");
@@ -4674,6 +4685,7 @@ static void test_napd_list_devices(void)
 	CHECK(out_has(out, "under kept 0000:00:04.0"));
 	CHECK(out_has(out, "override: nap-suspend"));
 	CHECK(out_has(out, "class rule: SATA controller"));
+	CHECK(out_has(out, "rule: PCI function without a driver"));
 	CHECK(out_has(out, "(has a USB root hub)"));
 	CHECK(out_has(out, "nap costs: none (no trace instance"));
 	/* nothing was written */

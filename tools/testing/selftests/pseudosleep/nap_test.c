@@ -789,4 +789,58 @@ TEST_F(nap, event_waiters_stay_asleep)
 	close(pipefd[1]);
 }
 
+/* The pid of the kernel thread named @comm, or -1. */
+static pid_t kthread_pid(const char *comm)
+{
+	char path[64], name[32];
+	struct dirent *de;
+	pid_t pid = -1;
+	DIR *d = opendir("/proc");
+	FILE *f;
+
+	while (d && pid < 0 && (de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(name, sizeof(name), f) &&
+		    !strncmp(name, comm, strlen(comm)) &&
+		    name[strlen(comm)] == '\n')
+			pid = atoi(de->d_name);
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return pid;
+}
+
+/*
+ * kswapd sleeps TASK_FREEZABLE (hook patch 0033): a nap freezes it where
+ * it sleeps and the thaw leaves it asleep, so it is not switched in.
+ * Skipped when kswapd is reclaiming anyway (its count moves without a
+ * nap).
+ */
+TEST_F(nap, kswapd_stays_asleep)
+{
+	pid_t pid = kthread_pid("kswapd0");
+	long long before, after;
+
+	if (pid < 0)
+		SKIP(return, "no kswapd0");
+	before = ctxt_switches(pid);
+	usleep(300000);
+	if (ctxt_switches(pid) != before)
+		SKIP(return, "kswapd0 is reclaiming");
+	EXPECT_EQ(0, nap_on_alarm(_metadata, self->rtc, self->rtc_irq, 2));
+	EXPECT_EQ(0, wait_alarm(self->rtc));
+	usleep(100000);		/* anything the thaw woke has run */
+	after = ctxt_switches(pid);
+	EXPECT_LE(0, before);
+	EXPECT_EQ(before, after)
+		TH_LOG("kswapd0 was switched %lld times by the nap",
+		       after - before);
+}
+
 TEST_HARNESS_MAIN

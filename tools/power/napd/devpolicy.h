@@ -10,8 +10,9 @@
  * nap: the PCI core only saves its config space and writes it back, and
  * never lowers its power.  The default policy ("lean") keeps those awake
  * through power/nosleep on the device; the kernel keeps everything below a
- * kept device with it, so only functions without children are kept.  nap-keep and nap-suspend override the policy per
- * device; device-policy = all turns the class rules off.
+ * kept device with it, so only functions without children are kept.
+ * nap-keep and nap-suspend override the policy per device;
+ * device-policy = all turns the class rules off.
  *
  * The classification reads sysfs only: PCI class codes, driver links, and
  * the usbN root hubs under a non-PCI host controller.

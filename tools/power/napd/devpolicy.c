@@ -228,21 +228,33 @@ static bool has_children(const struct devtree *t, int i)
 	return false;
 }
 
+/* Is @i's parent no PCI function (a host bridge's pciDDDD:BB)? */
+static bool on_root_bus(const struct devtree *t, int i)
+{
+	int p = t->d[i].parent;
+
+	return p < 0 || !is_pci_addr(t->d[p].name, true);
+}
+
 static enum dev_why class_rule(const struct devtree *t, int i)
 {
 	unsigned int cls = t->d[i].pci_class >> 8;
 
 	/*
 	 * The PCI core suspends a function without a driver by saving its
-	 * config space and resumes it by writing that back: no power saved,
-	 * a few config cycles and, with pm_async, a work item per phase
-	 * spent.  Keeping one keeps its subtree too, so a bridge with
-	 * devices below it is left to the nap.  Other devices without a
-	 * driver have no device PM to skip, and none of their own.
+	 * config space and resumes it by writing that back: no power saved
+	 * on the function, a few config cycles and, with pm_async, a work
+	 * item per phase spent.  Keeping one keeps its subtree and every
+	 * device above it: a bridge with devices below it is left to the
+	 * nap, and so is a function below a PCI bridge or port, which could
+	 * otherwise go to D3 (or lose its slot power) with it.  Only
+	 * functions on a root bus (a host bridge, an LPC or SMBus function)
+	 * are kept.  Other devices without a driver have no device PM to
+	 * skip, and none of their own.
 	 */
 	if (!t->d[i].has_driver)
-		return t->d[i].pci_class && !has_children(t, i) ?
-		       WHY_NO_DRIVER : WHY_DEFAULT;
+		return t->d[i].pci_class && !has_children(t, i) &&
+		       on_root_bus(t, i) ? WHY_NO_DRIVER : WHY_DEFAULT;
 	if (cls == PCI_USB_HOST)
 		return WHY_USB_HOST;
 	if (cls == PCI_NVM)
@@ -469,7 +481,7 @@ const char *dev_why_str(const struct devtree *t, int i, char *buf,
 		break;
 	case WHY_NO_DRIVER:
 		snprintf(buf, size,
-			 "rule: PCI function without a driver (a suspend only saves and restores its config space)");
+			 "rule: PCI function on a root bus without a driver (a suspend only saves and restores its config space)");
 		break;
 	case WHY_NAP_KEEP:
 		snprintf(buf, size, "override: nap-keep");

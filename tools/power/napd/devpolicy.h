@@ -9,8 +9,9 @@
  * management).  A PCI function that no driver binds gains nothing from a
  * nap: the PCI core only saves its config space and writes it back, and
  * never lowers its power.  The default policy ("lean") keeps those awake
- * through power/nosleep on the device; the kernel keeps everything below a
- * kept device with it, so only functions without children are kept.
+ * through power/nosleep on the device; the kernel keeps everything below
+ * and above a kept device with it, so only functions on a root bus and
+ * without children are kept.
  * nap-keep and nap-suspend override the policy per device;
  * device-policy = all turns the class rules off.
  *
@@ -33,7 +34,7 @@ enum dev_why {
 	WHY_USB_HOST,		/* class rule: USB host controller */
 	WHY_NVME,		/* class rule: NVMe controller */
 	WHY_SATA,		/* class rule: SATA controller */
-	WHY_NO_DRIVER,		/* rule: PCI function, no driver, no children */
+	WHY_NO_DRIVER,		/* rule: root-bus PCI function, no driver or child */
 	WHY_NAP_KEEP,		/* nap-keep */
 	WHY_NAP_SUSPEND,	/* nap-suspend */
 	WHY_NIC,		/* a wake NIC's device */

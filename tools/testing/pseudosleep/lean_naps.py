@@ -192,14 +192,16 @@ def kept_devices(info):
     """The devices the lean policy must keep out of naps: {name: what}
     for the USB host controllers, their root hubs, NVMe and SATA
     controllers with a driver, and the PCI functions without a driver
-    that are not bridges (on q35 those have no device below them)."""
+    on bus 00, q35's root bus, that are not bridges (on q35 those have
+    no device below them)."""
     kept = {}
     for addr, (cls, drv) in info["pci"].items():
         what = {USB_HOST: "USB host", NVME: "NVMe", SATA: "SATA"}.get(
             cls >> 8)
         if what and drv != "-":
             kept[addr] = "%s controller (%s)" % (what, drv)
-        elif drv == "-" and cls >> 8 not in PCI_BRIDGES:
+        elif drv == "-" and cls >> 8 not in PCI_BRIDGES and \
+                addr.split(":")[1] == "00":
             kept[addr] = "PCI function without a driver (class %06x)" % cls
     for hub, host in info["usb"].items():
         kept[hub] = "USB root hub of %s" % host

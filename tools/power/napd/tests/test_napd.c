@@ -4487,6 +4487,10 @@ static void build_server_tree(const char *t)
 	put("0\n", "%s/" PCI0 "/0000:00:08.0/0000:01:00.0/power/nosleep", t);
 	link_to("../../../../bus/pci/drivers/fake",
 		"%s/" PCI0 "/0000:00:08.0/0000:01:00.0/driver", t);
+	/* a function without a driver behind a port: keeping it would keep
+	 * the port awake, so it is left to naps */
+	put("0x028000\n", "%s/" PCI0 "/0000:00:08.0/0000:01:00.1/class", t);
+	put("0\n", "%s/" PCI0 "/0000:00:08.0/0000:01:00.1/power/nosleep", t);
 	put("0\n", "%s/" NS_PLAT, t);
 	link_to("../../../bus/pci/drivers/fake", "%s/sys/devices/platform/xhci-hcd.0/driver", t);
 	put("0\n", "%s/sys/devices/platform/xhci-hcd.0/usb2/power/nosleep", t);
@@ -4548,6 +4552,8 @@ static void test_devpolicy_lean(void)
 	CHECK_STR(get("%s/" PCI0 "/0000:00:07.0/power/nosleep", t), "1");
 	CHECK_STR(get("%s/" PCI0 "/0000:00:08.0/power/nosleep", t), "0");
 	CHECK_STR(get("%s/" PCI0 "/0000:00:08.0/0000:01:00.0/power/nosleep",
+		      t), "0");
+	CHECK_STR(get("%s/" PCI0 "/0000:00:08.0/0000:01:00.1/power/nosleep",
 		      t), "0");
 	CHECK(!napd_restore(&s));
 	CHECK_STR(get("%s/" PCI0 "/0000:00:07.0/power/nosleep", t), "0");
@@ -4685,7 +4691,7 @@ static void test_napd_list_devices(void)
 	CHECK(out_has(out, "under kept 0000:00:04.0"));
 	CHECK(out_has(out, "override: nap-suspend"));
 	CHECK(out_has(out, "class rule: SATA controller"));
-	CHECK(out_has(out, "rule: PCI function without a driver"));
+	CHECK(out_has(out, "rule: PCI function on a root bus without a driver"));
 	CHECK(out_has(out, "(has a USB root hub)"));
 	CHECK(out_has(out, "nap costs: none (no trace instance"));
 	/* nothing was written */

@@ -4487,8 +4487,7 @@ static void build_server_tree(const char *t)
 	put("0\n", "%s/" PCI0 "/0000:00:08.0/0000:01:00.0/power/nosleep", t);
 	link_to("../../../../bus/pci/drivers/fake",
 		"%s/" PCI0 "/0000:00:08.0/0000:01:00.0/driver", t);
-	/* a function without a driver behind a port: keeping it would keep
-	 * the port awake, so it is left to naps */
+	/* a driverless function behind a port: kept, it would keep the port */
 	put("0x028000\n", "%s/" PCI0 "/0000:00:08.0/0000:01:00.1/class", t);
 	put("0\n", "%s/" PCI0 "/0000:00:08.0/0000:01:00.1/power/nosleep", t);
 	put("0\n", "%s/" NS_PLAT, t);

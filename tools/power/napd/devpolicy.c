@@ -159,8 +159,10 @@ static int add_dev(struct devtree *t, const char *path, int parent)
 	if (is_pci_addr(d->name, true) &&
 	    !path_fmt(file, sizeof(file), "%s/class", path) &&
 	    sysfs_read(file, val, sizeof(val)) > 0 &&
-	    !strncmp(val, "0x", 2))
+	    !strncmp(val, "0x", 2)) {
 		d->pci_class = strtoul(val + 2, NULL, 16);
+		d->is_pci = true;
+	}
 	return t->nr++;
 }
 
@@ -253,7 +255,7 @@ static enum dev_why class_rule(const struct devtree *t, int i)
 	 * skip, and none of their own.
 	 */
 	if (!t->d[i].has_driver)
-		return t->d[i].pci_class && !has_children(t, i) &&
+		return t->d[i].is_pci && !has_children(t, i) &&
 		       on_root_bus(t, i) ? WHY_NO_DRIVER : WHY_DEFAULT;
 	if (cls == PCI_USB_HOST)
 		return WHY_USB_HOST;
@@ -261,7 +263,7 @@ static enum dev_why class_rule(const struct devtree *t, int i)
 		return WHY_NVME;
 	if (cls == PCI_SATA)
 		return WHY_SATA;
-	if (!t->d[i].pci_class && has_root_hub(t, i))
+	if (!t->d[i].is_pci && has_root_hub(t, i))
 		return WHY_USB_HOST;
 	return WHY_DEFAULT;
 }
@@ -283,7 +285,7 @@ static int find_named(const struct devtree *t, const char *arg)
 	snprintf(pci, sizeof(pci), "%s%s", is_pci_addr(arg, false) ?
 		 "0000:" : "", arg);
 	for (i = 0; i < t->nr; i++)
-		if (t->d[i].pci_class && !strcasecmp(t->d[i].name, pci))
+		if (t->d[i].is_pci && !strcasecmp(t->d[i].name, pci))
 			return i;
 	return -1;
 }
@@ -444,7 +446,7 @@ bool devpolicy_listed(const struct devtree *t, int i)
 {
 	const struct devinfo *d = &t->d[i];
 
-	return d->pci_class || (d->on_bus && d->has_driver) ||
+	return d->is_pci || (d->on_bus && d->has_driver) ||
 	       d->why != WHY_DEFAULT;
 }
 
@@ -471,7 +473,7 @@ const char *dev_why_str(const struct devtree *t, int i, char *buf,
 		break;
 	case WHY_USB_HOST:
 		snprintf(buf, size, "class rule: USB host controller%s",
-			 d->pci_class ? " (PCI class 0c03)" : " (has a USB root hub)");
+			 d->is_pci ? " (PCI class 0c03)" : " (has a USB root hub)");
 		break;
 	case WHY_NVME:
 		snprintf(buf, size, "class rule: NVMe controller (PCI class 0108)");

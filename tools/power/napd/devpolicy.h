@@ -50,7 +50,8 @@ struct devinfo {
 	int parent;		/* index of the parent device, or -1 */
 	int kept_by;		/* the device whose rule keeps it, or -1 */
 	enum dev_why why;
-	unsigned int pci_class;	/* 0: not PCI */
+	unsigned int pci_class;	/* class code, if is_pci */
+	bool is_pci;		/* a PCI function (class 0 is one too) */
 	bool on_bus;		/* its subsystem is a bus, not a class */
 	bool has_driver;	/* a driver is bound */
 	bool has_nosleep;	/* power/nosleep exists */

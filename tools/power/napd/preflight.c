@@ -574,7 +574,7 @@ static void check_kept(struct pf *p, const struct devtree *t, int i)
 	dev_why_str(t, i, why, sizeof(why));
 	read_attr(d->path, "power/control", control, sizeof(control));
 	read_attr(d->path, "power/runtime_status", status, sizeof(status));
-	if (d->pci_class && !path_fmt(link, sizeof(link), "%s/link", d->path)) {
+	if (d->is_pci && !path_fmt(link, sizeof(link), "%s/link", d->path)) {
 		for (k = 0; k < ARRAY_SIZE(states); k++) {
 			size_t len = strlen(aspm);
 
@@ -604,7 +604,7 @@ static void check_kept(struct pf *p, const struct devtree *t, int i)
 	say(p, v, "device keep    %s (%s): runtime PM %s, %s; ASPM %s%s",
 	    short_dev(d->path), why, control[0] ? control : "-",
 	    status[0] ? status : "-", have_link ? aspm :
-	    d->pci_class ? "n/a (no ASPM state on its link)" : "n/a (not PCI)",
+	    d->is_pci ? "n/a (no ASPM state on its link)" : "n/a (not PCI)",
 	    note);
 }
 

@@ -4487,9 +4487,12 @@ static void build_server_tree(const char *t)
 	put("0\n", "%s/" PCI0 "/0000:00:08.0/0000:01:00.0/power/nosleep", t);
 	link_to("../../../../bus/pci/drivers/fake",
 		"%s/" PCI0 "/0000:00:08.0/0000:01:00.0/driver", t);
-	/* a driverless function behind a port: kept, it would keep the port */
+	/* a driverless function behind a port: left to naps, for the port */
 	put("0x028000\n", "%s/" PCI0 "/0000:00:08.0/0000:01:00.1/class", t);
 	put("0\n", "%s/" PCI0 "/0000:00:08.0/0000:01:00.1/power/nosleep", t);
+	/* class 0 (a pre-2.0 "unclassified" function) is PCI all the same */
+	put("0x000000\n", "%s/" PCI0 "/0000:00:0a.0/class", t);
+	put("0\n", "%s/" PCI0 "/0000:00:0a.0/power/nosleep", t);
 	put("0\n", "%s/" NS_PLAT, t);
 	link_to("../../../bus/pci/drivers/fake", "%s/sys/devices/platform/xhci-hcd.0/driver", t);
 	put("0\n", "%s/sys/devices/platform/xhci-hcd.0/usb2/power/nosleep", t);
@@ -4541,7 +4544,7 @@ static void test_devpolicy_lean(void)
 		t_failed = true;
 		return;
 	}
-	CHECK(s.nr_policy == 5);
+	CHECK(s.nr_policy == 6);
 	CHECK_STR(get("%s/" NS_XHCI, t), "1");
 	CHECK_STR(get("%s/" NS_NVME, t), "1");
 	CHECK_STR(get("%s/" NS_AHCI, t), "1");
@@ -4554,8 +4557,10 @@ static void test_devpolicy_lean(void)
 		      t), "0");
 	CHECK_STR(get("%s/" PCI0 "/0000:00:08.0/0000:01:00.1/power/nosleep",
 		      t), "0");
+	CHECK_STR(get("%s/" PCI0 "/0000:00:0a.0/power/nosleep", t), "1");
 	CHECK(!napd_restore(&s));
 	CHECK_STR(get("%s/" PCI0 "/0000:00:07.0/power/nosleep", t), "0");
+	CHECK_STR(get("%s/" PCI0 "/0000:00:0a.0/power/nosleep", t), "0");
 	CHECK_STR(get("%s/" NS_XHCI, t), "0");
 	CHECK_STR(get("%s/" NS_NVME, t), "0");
 	CHECK_STR(get("%s/" NS_PLAT, t), "0");

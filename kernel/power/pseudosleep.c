@@ -231,6 +231,7 @@ void pseudosleep_begin(void)
 	smp_mb();	/* phase before any check of the armed IRQs' record */
 	/* Without the wakeup_count handshake the lines are not armed yet. */
 	irq_wake_handled_arm();
+	pseudosleep_check_arm_counts();
 }
 
 /**

@@ -40,6 +40,7 @@ void pseudosleep_note_event(void);
 unsigned long pseudosleep_ws_events(void);	/* KUnit only */
 int pseudosleep_irq_init(void);
 int pseudosleep_report_arm(void);
+void pseudosleep_check_arm_counts(void);
 extern struct kobj_attribute pseudosleep_arm_attr;
 
 /* pseudosleep_keep.c: devices kept awake during a nap */

@@ -15,7 +15,10 @@
  * The first armed IRQ after each arm step counts as a wakeup event, so the
  * wakeup_count handshake of a napping daemon (arm, check, read and write
  * the count, sleep) refuses to nap once a request has arrived after the
- * arm step.  Reading wakeup_count has no side effect.
+ * arm step.  Reading wakeup_count has no side effect.  An armed IRQ that
+ * the read has already counted disarms the line, so the nap's start also
+ * compares the lines' interrupt counts with the arm step's: any interrupt
+ * since then ends the nap before the devices suspend.
  *
  * Besides the armed IRQs, the activation of any wakeup source ends a nap
  * while it is entered or lasts (pseudosleep_ws_activated()): that is how
@@ -33,8 +36,10 @@
 #include <linux/irq_work.h>
 #include <linux/irq.h>
 #include <linux/irqnr.h>
+#include <linux/kernel_stat.h>
 #include <linux/kobject.h>
 #include <linux/mutex.h>
+#include <linux/overflow.h>
 #include <linux/pm_wakeup.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
@@ -64,6 +69,24 @@ static DEFINE_RAW_SPINLOCK(pseudosleep_woken_lock);
 static int pseudosleep_report_armed;
 /* Since the last arm step: an armed IRQ arrived. */
 static int pseudosleep_event_seen;
+
+/*
+ * The wake lines' interrupt counts (genirq's statistics) at the arm step,
+ * for the nap that follows it.  The arm step reports only the first armed
+ * IRQ.  When that one comes before the wakeup_count read, the read counts
+ * it and the line is disarmed, so a request arriving between the read and
+ * the nap would make no event; the nap's start compares these counts
+ * instead, at no cost to the interrupt path.  Under pseudosleep_armed_lock.
+ */
+struct arm_counts {
+	unsigned int nr;
+	struct {
+		unsigned int irq;
+		unsigned int count;
+	} line[];
+};
+
+static struct arm_counts *pseudosleep_arm_counts;
 
 /**
  * pseudosleep_parse_irqs - parse and check a list of wake IRQs
@@ -214,6 +237,66 @@ static void pseudosleep_event_fn(struct irq_work *work)
 
 static DEFINE_IRQ_WORK(pseudosleep_event_work, pseudosleep_event_fn);
 
+/* Replace the arm step's counts; under pseudosleep_armed_lock. */
+static void set_arm_counts(struct arm_counts *c)
+{
+	kfree(pseudosleep_arm_counts);
+	pseudosleep_arm_counts = c;
+}
+
+/* The arm step's counts of the wake lines.  Return: 0 or -ENOMEM. */
+static int take_arm_counts(void)
+{
+	unsigned int irq, n = 0;
+	struct arm_counts *c;
+
+	guard(mutex)(&pseudosleep_armed_lock);
+	for_each_active_irq(irq)
+		n += irq_wake_handled(irq);
+	c = kzalloc(struct_size(c, line, n), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	for_each_active_irq(irq) {
+		if (c->nr == n)
+			break;
+		if (!irq_wake_handled(irq))
+			continue;
+		c->line[c->nr].irq = irq;
+		c->line[c->nr].count = kstat_irqs_usr(irq);
+		c->nr++;
+	}
+	set_arm_counts(c);
+	return 0;
+}
+
+/**
+ * pseudosleep_check_arm_counts - end a nap that a wake IRQ has outrun
+ *
+ * Called by pseudosleep_begin() once the lines are armed, so that an
+ * interrupt either is reported by genirq's wakeup check or has been
+ * counted (both under the irq_desc lock).  If the nap follows the
+ * wakeup_count handshake (events_check_enabled) and a wake line has taken
+ * an interrupt since the arm step, the request it brought may be one the
+ * check of the servers did not see: the nap's end is claimed for it, and
+ * the nap stops before the devices suspend.  The counts serve one nap.
+ */
+void pseudosleep_check_arm_counts(void)
+{
+	unsigned int i, irq = 0;
+	struct arm_counts *c;
+
+	scoped_guard(mutex, &pseudosleep_armed_lock) {
+		c = pseudosleep_arm_counts;
+		pseudosleep_arm_counts = NULL;
+	}
+	for (i = 0; c && events_check_enabled && i < c->nr && !irq; i++)
+		if (kstat_irqs_usr(c->line[i].irq) != c->line[i].count)
+			irq = c->line[i].irq;
+	kfree(c);
+	if (irq)
+		pseudosleep_wake(irq);
+}
+
 /**
  * pseudosleep_report_arm - the handshake's arm step
  *
@@ -229,11 +312,16 @@ static DEFINE_IRQ_WORK(pseudosleep_event_work, pseudosleep_event_fn);
  */
 int pseudosleep_report_arm(void)
 {
+	int ret;
+
 	WRITE_ONCE(pseudosleep_event_seen, 0);
 	if (!pm_mem_sleep_pseudo()) {
 		WRITE_ONCE(pseudosleep_report_armed, 0);
 		return -EINVAL;
 	}
+	ret = take_arm_counts();
+	if (ret)
+		return ret;
 	irq_wake_handled_arm();
 	WRITE_ONCE(pseudosleep_report_armed, 1);
 	smp_mb();	/* pairs with smp_mb() in pseudosleep_note_event() */
@@ -392,6 +480,7 @@ int pseudosleep_arm(const unsigned long *bits, unsigned int nbits)
 	if (!old)
 		return -ENOMEM;
 	mutex_lock(&pseudosleep_armed_lock);
+	set_arm_counts(NULL);	/* counted for another set of lines */
 	copy_marked(old, nr_irqs);
 	ret = mark_irqs(bits, nbits, true);
 	if (ret) {

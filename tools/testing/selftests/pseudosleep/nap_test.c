@@ -280,6 +280,40 @@ TEST_F(nap, handshake_refuses_after_armed_irq)
 }
 
 /*
+ * Two requests: the first armed IRQ comes before the count is read, which
+ * counts it, and the second after the count was written back.  Only the
+ * first is a wakeup event, so the nap must see the second by the line's
+ * interrupt count: it fails with -EBUSY instead of napping with a request
+ * unanswered.  Should it nap, a boottime alarm ends it.
+ */
+TEST_F(nap, handshake_sees_irq_after_counted_one)
+{
+	struct itimerspec its = { .it_value.tv_sec = 4 };
+	long long aborted;
+	char count[32];
+	int tfd;
+
+	tfd = timerfd_create(CLOCK_BOOTTIME_ALARM, TFD_NONBLOCK);
+	if (tfd < 0 && (errno == EOPNOTSUPP || errno == EINVAL))
+		SKIP(return, "no alarm timers to end a wrong nap");
+	ASSERT_LE(0, tfd);
+	aborted = ps_read_num(PS_STATS "aborted_naps");
+	ASSERT_EQ(0, ps_write(ARM, "1"));
+	ASSERT_EQ(0, set_alarm(self->rtc, 1));
+	ASSERT_EQ(0, wait_alarm(self->rtc));
+	ASSERT_LT(0, ps_read(WAKEUP_COUNT, count, sizeof(count)));
+	ASSERT_EQ(0, ps_write(WAKEUP_COUNT, count));
+	ASSERT_EQ(0, set_alarm(self->rtc, 1));
+	ASSERT_EQ(0, wait_alarm(self->rtc));
+	ASSERT_EQ(0, timerfd_settime(tfd, 0, &its, NULL));
+	EXPECT_EQ(-EBUSY, ps_write(STATE, "mem"))
+		TH_LOG("napped with the second request unseen");
+	EXPECT_EQ(aborted + 1, ps_read_num(PS_STATS "aborted_naps"));
+	EXPECT_EQ(self->rtc_irq, ps_read_num(PS_STATS "last_wake_irq"));
+	close(tfd);
+}
+
+/*
  * The ACPI SCI belongs to no device the nap can find: it would stay enabled
  * while its owner is suspended, so the nap is refused.
  */
@@ -792,7 +826,7 @@ TEST_F(nap, event_waiters_stay_asleep)
 /* The pid of the kernel thread named @comm, or -1. */
 static pid_t kthread_pid(const char *comm)
 {
-	char path[64], name[32];
+	char path[300], name[32];
 	struct dirent *de;
 	pid_t pid = -1;
 	DIR *d = opendir("/proc");

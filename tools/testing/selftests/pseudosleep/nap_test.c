@@ -785,6 +785,32 @@ static void wait_forever(int how, int fd)
 }
 
 /*
+ * Nap once on the RTC alarm and expect none of the @n tasks in @pid (named
+ * in @what) to have been switched in by it.
+ */
+static void expect_not_switched(struct __test_metadata *_metadata, int rtc,
+				int rtc_irq, const pid_t *pid,
+				const char * const *what, int n)
+{
+	long long before[8], after;
+	int i;
+
+	ASSERT_GE(8, n);
+	for (i = 0; i < n; i++)
+		before[i] = ctxt_switches(pid[i]);
+	EXPECT_EQ(0, nap_on_alarm(_metadata, rtc, rtc_irq, 2));
+	EXPECT_EQ(0, wait_alarm(rtc));
+	usleep(100000);		/* anything the thaw woke has run */
+	for (i = 0; i < n; i++) {
+		after = ctxt_switches(pid[i]);
+		EXPECT_LE(0, before[i]);
+		EXPECT_EQ(before[i], after)
+			TH_LOG("%s was switched %lld times by the nap",
+			       what[i], after - before[i]);
+	}
+}
+
+/*
  * A task waiting for events in epoll_wait(), poll() or select() is frozen
  * where it sleeps (TASK_FREEZABLE): a nap neither wakes it to freeze it nor
  * at the thaw, so it is not switched in at all.  Before, each nap sent it a
@@ -792,10 +818,11 @@ static void wait_forever(int how, int fd)
  */
 TEST_F(nap, event_waiters_stay_asleep)
 {
-	static const char * const how[] = { "epoll_wait", "poll", "select" };
-	long long before[3], after;
-	pid_t pid[3];
+	static const char * const how[] = {
+		"a task in epoll_wait", "a task in poll", "a task in select",
+	};
 	int pipefd[2], i;
+	pid_t pid[3];
 
 	ASSERT_EQ(0, pipe(pipefd));
 	for (i = 0; i < 3; i++) {
@@ -805,17 +832,8 @@ TEST_F(nap, event_waiters_stay_asleep)
 			wait_forever(i, pipefd[0]);
 	}
 	usleep(300000);		/* each is asleep in its wait by now */
-	for (i = 0; i < 3; i++)
-		before[i] = ctxt_switches(pid[i]);
-	EXPECT_EQ(0, nap_on_alarm(_metadata, self->rtc, self->rtc_irq, 2));
-	EXPECT_EQ(0, wait_alarm(self->rtc));
-	usleep(100000);		/* anything the thaw woke has run */
+	expect_not_switched(_metadata, self->rtc, self->rtc_irq, pid, how, 3);
 	for (i = 0; i < 3; i++) {
-		after = ctxt_switches(pid[i]);
-		EXPECT_LE(0, before[i]);
-		EXPECT_EQ(before[i], after)
-			TH_LOG("a task in %s was switched %lld times by the nap",
-			       how[i], after - before[i]);
 		kill(pid[i], SIGKILL);
 		waitpid(pid[i], NULL, 0);
 	}
@@ -858,8 +876,9 @@ static pid_t kthread_pid(const char *comm)
  */
 TEST_F(nap, kswapd_stays_asleep)
 {
+	static const char * const what[] = { "kswapd0" };
 	pid_t pid = kthread_pid("kswapd0");
-	long long before, after;
+	long long before;
 
 	if (pid < 0)
 		SKIP(return, "no kswapd0");
@@ -867,14 +886,7 @@ TEST_F(nap, kswapd_stays_asleep)
 	usleep(300000);
 	if (ctxt_switches(pid) != before)
 		SKIP(return, "kswapd0 is reclaiming");
-	EXPECT_EQ(0, nap_on_alarm(_metadata, self->rtc, self->rtc_irq, 2));
-	EXPECT_EQ(0, wait_alarm(self->rtc));
-	usleep(100000);		/* anything the thaw woke has run */
-	after = ctxt_switches(pid);
-	EXPECT_LE(0, before);
-	EXPECT_EQ(before, after)
-		TH_LOG("kswapd0 was switched %lld times by the nap",
-		       after - before);
+	expect_not_switched(_metadata, self->rtc, self->rtc_irq, &pid, what, 1);
 }
 
 TEST_HARNESS_MAIN

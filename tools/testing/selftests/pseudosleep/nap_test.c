@@ -286,6 +286,22 @@ TEST_F(nap, handshake_refuses_after_armed_irq)
  * interrupt count: it fails with -EBUSY instead of napping with a request
  * unanswered.  Should it nap, a boottime alarm ends it.
  */
+/*
+ * A CLOCK_BOOTTIME_ALARM timerfd, or -errno: -EOPNOTSUPP or -EINVAL without
+ * alarm timers (no RTC for them).
+ */
+static int alarm_timerfd(void)
+{
+	int tfd = timerfd_create(CLOCK_BOOTTIME_ALARM, TFD_NONBLOCK);
+
+	return tfd < 0 ? -errno : tfd;
+}
+
+static bool no_alarm_timers(int tfd)
+{
+	return tfd == -EOPNOTSUPP || tfd == -EINVAL;
+}
+
 TEST_F(nap, handshake_sees_irq_after_counted_one)
 {
 	struct itimerspec its = { .it_value.tv_sec = 4 };
@@ -293,8 +309,8 @@ TEST_F(nap, handshake_sees_irq_after_counted_one)
 	char count[32];
 	int tfd;
 
-	tfd = timerfd_create(CLOCK_BOOTTIME_ALARM, TFD_NONBLOCK);
-	if (tfd < 0 && (errno == EOPNOTSUPP || errno == EINVAL))
+	tfd = alarm_timerfd();
+	if (no_alarm_timers(tfd))
 		SKIP(return, "no alarm timers to end a wrong nap");
 	ASSERT_LE(0, tfd);
 	aborted = ps_read_num(PS_STATS "aborted_naps");
@@ -450,8 +466,8 @@ TEST_F(nap, boottime_alarm_ends_nap)
 	uint64_t n = 0;
 	int tfd;
 
-	tfd = timerfd_create(CLOCK_BOOTTIME_ALARM, TFD_NONBLOCK);
-	if (tfd < 0 && (errno == EOPNOTSUPP || errno == EINVAL))
+	tfd = alarm_timerfd();
+	if (no_alarm_timers(tfd))
 		SKIP(return, "no alarm timers (no RTC for them)");
 	ASSERT_LE(0, tfd);
 	naps = ps_read_num(PS_STATS "naps");

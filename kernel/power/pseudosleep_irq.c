@@ -272,13 +272,19 @@ static int take_arm_counts(void)
 /**
  * pseudosleep_check_arm_counts - end a nap that a wake IRQ has outrun
  *
- * Called by pseudosleep_begin() once the lines are armed, so that an
- * interrupt either is reported by genirq's wakeup check or has been
- * counted (both under the irq_desc lock).  If the nap follows the
- * wakeup_count handshake (events_check_enabled) and a wake line has taken
- * an interrupt since the arm step, the request it brought may be one the
- * check of the servers did not see: the nap's end is claimed for it, and
- * the nap stops before the devices suspend.  The counts serve one nap.
+ * Called by pseudosleep_begin() once the lines are armed: an interrupt
+ * counted before the arm took a line's lock is seen here, and one that
+ * takes it after finds the line armed and is reported.  genirq does not
+ * count an interrupt that arrives while the handler runs on another CPU
+ * (replayed or dropped by that CPU's flow handler); such an interrupt can
+ * still go unseen if it is also the one that disarmed the line, which
+ * takes a handler running across the whole handshake.
+ *
+ * If the nap follows the wakeup_count handshake (events_check_enabled) and
+ * a wake line has taken an interrupt since the arm step, the request it
+ * brought may be one the check of the servers did not see: the nap's end
+ * is claimed for it, and the nap stops before the devices suspend.  The
+ * counts serve one nap.
  */
 void pseudosleep_check_arm_counts(void)
 {

@@ -280,13 +280,6 @@ TEST_F(nap, handshake_refuses_after_armed_irq)
 }
 
 /*
- * Two requests: the first armed IRQ comes before the count is read, which
- * counts it, and the second after the count was written back.  Only the
- * first is a wakeup event, so the nap must see the second by the line's
- * interrupt count: it fails with -EBUSY instead of napping with a request
- * unanswered.  Should it nap, a boottime alarm ends it.
- */
-/*
  * A CLOCK_BOOTTIME_ALARM timerfd, or -errno: -EOPNOTSUPP or -EINVAL without
  * alarm timers (no RTC for them).
  */
@@ -302,6 +295,13 @@ static bool no_alarm_timers(int tfd)
 	return tfd == -EOPNOTSUPP || tfd == -EINVAL;
 }
 
+/*
+ * Two requests: the first armed IRQ comes before the count is read, which
+ * counts it, and the second after the count was written back.  Only the
+ * first is a wakeup event, so the nap must see the second by the line's
+ * interrupt count: it fails with -EBUSY instead of napping with a request
+ * unanswered.  Should it nap, a boottime alarm ends it.
+ */
 TEST_F(nap, handshake_sees_irq_after_counted_one)
 {
 	struct itimerspec its = { .it_value.tv_sec = 4 };

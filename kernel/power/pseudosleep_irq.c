@@ -295,7 +295,9 @@ void pseudosleep_check_arm_counts(void)
 		c = pseudosleep_arm_counts;
 		pseudosleep_arm_counts = NULL;
 	}
-	for (i = 0; c && events_check_enabled && i < c->nr && !irq; i++)
+	if (!c)
+		return;
+	for (i = 0; READ_ONCE(events_check_enabled) && i < c->nr && !irq; i++)
 		if (kstat_irqs_usr(c->line[i].irq) != c->line[i].count)
 			irq = c->line[i].irq;
 	kfree(c);
@@ -314,7 +316,8 @@ void pseudosleep_check_arm_counts(void)
  * reported here.  The handshake assumes one suspend manager: a second
  * one's arm forgets what the first one has not checked yet.
  *
- * Return: 0, or -EINVAL when "pseudo" is not selected (nothing is armed).
+ * Return: 0, -EINVAL when "pseudo" is not selected (nothing is armed), or
+ * -ENOMEM when the wake lines' counts cannot be kept (nothing is armed).
  */
 int pseudosleep_report_arm(void)
 {

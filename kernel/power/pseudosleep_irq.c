@@ -211,8 +211,9 @@ static bool claim_wake(unsigned int irq, const char *name)
 /*
  * End the nap on an armed IRQ: record the IRQ with the PM core
  * (pm_wakeup_irq(), the abort of a suspend still in progress), which wakes
- * s2idle_enter() through s2idle_wake() as any system wakeup does.  Hard
- * IRQ context under the irq_desc lock, or irq_work.
+ * s2idle_enter() through s2idle_wake() as any system wakeup does.
+ * Context: hard IRQ under the irq_desc lock, irq_work, or the nap's start
+ * in process context (pseudosleep_check_arm_counts()).
  */
 static void pseudosleep_wake(unsigned int irq)
 {
@@ -244,7 +245,11 @@ static void set_arm_counts(struct arm_counts *c)
 	pseudosleep_arm_counts = c;
 }
 
-/* The arm step's counts of the wake lines.  Return: 0 or -ENOMEM. */
+/*
+ * The arm step's counts of the wake lines.  A failed arm step drops the
+ * counts of the one before: the nap that follows is not that handshake's.
+ * Return: 0 or -ENOMEM.
+ */
 static int take_arm_counts(void)
 {
 	unsigned int irq, n = 0;
@@ -254,8 +259,10 @@ static int take_arm_counts(void)
 	for_each_active_irq(irq)
 		n += irq_wake_handled(irq);
 	c = kzalloc(struct_size(c, line, n), GFP_KERNEL);
-	if (!c)
+	if (!c) {
+		set_arm_counts(NULL);
 		return -ENOMEM;
+	}
 	for_each_active_irq(irq) {
 		if (c->nr == n)
 			break;
@@ -283,8 +290,12 @@ static int take_arm_counts(void)
  * If the nap follows the wakeup_count handshake (events_check_enabled) and
  * a wake line has taken an interrupt since the arm step, the request it
  * brought may be one the check of the servers did not see: the nap's end
- * is claimed for it, and the nap stops before the devices suspend.  The
- * counts serve one nap.
+ * is claimed for it, and the nap stops before the devices suspend.  A
+ * line whose mark went with its last handler is skipped: its number may
+ * belong to another device now (a driver that reallocated its vectors),
+ * whose interrupts are not ours to count.  The counts serve one nap.
+ *
+ * Context: process context (the nap's start), with the wake lines armed.
  */
 void pseudosleep_check_arm_counts(void)
 {
@@ -298,7 +309,8 @@ void pseudosleep_check_arm_counts(void)
 	if (!c)
 		return;
 	for (i = 0; READ_ONCE(events_check_enabled) && i < c->nr && !irq; i++)
-		if (kstat_irqs_usr(c->line[i].irq) != c->line[i].count)
+		if (irq_wake_handled(c->line[i].irq) &&
+		    kstat_irqs_usr(c->line[i].irq) != c->line[i].count)
 			irq = c->line[i].irq;
 	kfree(c);
 	if (irq)
@@ -326,6 +338,8 @@ int pseudosleep_report_arm(void)
 	WRITE_ONCE(pseudosleep_event_seen, 0);
 	if (!pm_mem_sleep_pseudo()) {
 		WRITE_ONCE(pseudosleep_report_armed, 0);
+		scoped_guard(mutex, &pseudosleep_armed_lock)
+			set_arm_counts(NULL);
 		return -EINVAL;
 	}
 	ret = take_arm_counts();

@@ -330,6 +330,38 @@ TEST_F(nap, handshake_sees_irq_after_counted_one)
 }
 
 /*
+ * A failed arm step drops the counts of the one before: the nap that
+ * follows is not that handshake's, so an interrupt since that arm step
+ * must not fail it.  A boottime alarm ends the nap.
+ */
+TEST_F(nap, failed_arm_drops_counts)
+{
+	struct itimerspec its = { .it_value.tv_sec = 4 };
+	long long naps;
+	char count[32];
+	int tfd;
+
+	tfd = alarm_timerfd();
+	if (no_alarm_timers(tfd))
+		SKIP(return, "no alarm timers to end the nap");
+	ASSERT_LE(0, tfd);
+	ASSERT_EQ(0, ps_write(ARM, "1"));
+	ASSERT_EQ(0, set_alarm(self->rtc, 1));
+	ASSERT_EQ(0, wait_alarm(self->rtc));
+	ASSERT_EQ(0, ps_write(MEM_SLEEP, "s2idle"));
+	EXPECT_EQ(-EINVAL, ps_write(ARM, "1"));
+	ASSERT_EQ(0, ps_write(MEM_SLEEP, "pseudo"));
+	naps = ps_read_num(PS_STATS "naps");
+	ASSERT_LT(0, ps_read(WAKEUP_COUNT, count, sizeof(count)));
+	ASSERT_EQ(0, ps_write(WAKEUP_COUNT, count));
+	ASSERT_EQ(0, timerfd_settime(tfd, 0, &its, NULL));
+	EXPECT_EQ(0, ps_write(STATE, "mem"))
+		TH_LOG("failed by the counts of the arm step before");
+	EXPECT_EQ(naps + 1, ps_read_num(PS_STATS "naps"));
+	close(tfd);
+}
+
+/*
  * The ACPI SCI belongs to no device the nap can find: it would stay enabled
  * while its owner is suspended, so the nap is refused.
  */

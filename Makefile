@@ -35,7 +35,7 @@ DEPS := linux-source-6.12 qemu-system-x86 busybox-static flex bison bc cpio \
 	make gcc libc6-dev rsync iproute2 iputils-ping kmod wireguard-tools \
 	dpkg-dev debhelper systemd mmdebstrap qemu-utils e2fsprogs \
 	python3-prometheus-client python3-pytest haproxy python3-matplotlib \
-	wireguard-go
+	wireguard-go acpica-tools
 
 export BUILD_DIR KDIR KOBJ BZIMAGE INITRAMFS ROOTFS DEBIAN_KERNEL
 

@@ -4,6 +4,7 @@ conftest.py stops the session, as nothing else that boots can pass)."""
 
 import pytest
 
+import cstates
 import pslib
 
 ORDER = 1
@@ -18,3 +19,42 @@ def test_guest_boots(record_property):
                     "messages are in the captured stderr)" % detail,
                     pytrace=False)
     record_property("detail", detail)
+
+
+def test_cstates_table():
+    """harness: the _CST table names every vCPU and refuses none"""
+    src = cstates.asl(3)
+    for cpu in ("C000", "C001", "C002"):
+        assert "Scope (\\_SB.CPUS.%s)" % cpu in src
+    assert "C003" not in src
+    with pytest.raises(ValueError):
+        cstates.asl(0)
+
+
+def test_cstates_give_acpi_idle(tmp_path):
+    """harness: vm-run --cstates gives the guest acpi_idle with POLL, C1
+    and C2 on every CPU, idle CPUs reach C2, and the table does not make
+    the kernel distrust the TSC (a C2 of ACPI type 2 would)"""
+    g = pslib.Guest(
+        "cat /sys/devices/system/cpu/cpuidle/current_driver; sleep 1; "
+        "for s in /sys/devices/system/cpu/cpu*/cpuidle/state*; "
+        "do echo state $s $(cat $s/name $s/usage); done",
+        nic="none", timeout=120, extra=["--cstates"])
+    try:
+        rc = g.finish(timeout=150)
+        console = g.console()
+    finally:
+        g.cleanup(keep_log_as=str(tmp_path / "console.log"))
+    assert rc == 0, "vm-run --cstates exited %d: %s" % (rc, g.output[-5:])
+    assert g.output[:1] == ["acpi_idle"], g.output
+    assert "TSC halts in idle" not in console
+    states = {}
+    for line in g.output:
+        f = line.split()
+        if f[:1] == ["state"] and len(f) == 4:
+            cpu = f[1].split("/")[5]
+            states.setdefault(cpu, []).append((f[2], int(f[3])))
+    assert sorted(states) == ["cpu0", "cpu1"], g.output
+    for cpu, st in states.items():
+        assert [n for n, _ in st] == ["POLL", "C1", "C2"], (cpu, st)
+        assert st[2][1] > 0, "%s never reached C2: %s" % (cpu, st)

@@ -295,6 +295,27 @@ static bool no_alarm_timers(int tfd)
 	return tfd == -EOPNOTSUPP || tfd == -EINVAL;
 }
 
+/* The handshake's arm step, then one interrupt of the armed RTC. */
+static int arm_then_rtc_irq(int rtc)
+{
+	int ret = ps_write(ARM, "1");
+
+	if (!ret)
+		ret = set_alarm(rtc, 1);
+	return ret ? ret : wait_alarm(rtc);
+}
+
+/* Read the wakeup count and write it back, as a suspend manager does. */
+static int write_back_count(void)
+{
+	char count[32];
+	int n = ps_read(WAKEUP_COUNT, count, sizeof(count));
+
+	if (n <= 0)
+		return n ? n : -EIO;
+	return ps_write(WAKEUP_COUNT, count);
+}
+
 /*
  * Two requests: the first armed IRQ comes before the count is read, which
  * counts it, and the second after the count was written back.  Only the
@@ -306,7 +327,6 @@ TEST_F(nap, handshake_sees_irq_after_counted_one)
 {
 	struct itimerspec its = { .it_value.tv_sec = 4 };
 	long long aborted;
-	char count[32];
 	int tfd;
 
 	tfd = alarm_timerfd();
@@ -314,11 +334,8 @@ TEST_F(nap, handshake_sees_irq_after_counted_one)
 		SKIP(return, "no alarm timers to end a wrong nap");
 	ASSERT_LE(0, tfd);
 	aborted = ps_read_num(PS_STATS "aborted_naps");
-	ASSERT_EQ(0, ps_write(ARM, "1"));
-	ASSERT_EQ(0, set_alarm(self->rtc, 1));
-	ASSERT_EQ(0, wait_alarm(self->rtc));
-	ASSERT_LT(0, ps_read(WAKEUP_COUNT, count, sizeof(count)));
-	ASSERT_EQ(0, ps_write(WAKEUP_COUNT, count));
+	ASSERT_EQ(0, arm_then_rtc_irq(self->rtc));
+	ASSERT_EQ(0, write_back_count());
 	ASSERT_EQ(0, set_alarm(self->rtc, 1));
 	ASSERT_EQ(0, wait_alarm(self->rtc));
 	ASSERT_EQ(0, timerfd_settime(tfd, 0, &its, NULL));
@@ -338,22 +355,18 @@ TEST_F(nap, failed_arm_drops_counts)
 {
 	struct itimerspec its = { .it_value.tv_sec = 4 };
 	long long naps;
-	char count[32];
 	int tfd;
 
 	tfd = alarm_timerfd();
 	if (no_alarm_timers(tfd))
 		SKIP(return, "no alarm timers to end the nap");
 	ASSERT_LE(0, tfd);
-	ASSERT_EQ(0, ps_write(ARM, "1"));
-	ASSERT_EQ(0, set_alarm(self->rtc, 1));
-	ASSERT_EQ(0, wait_alarm(self->rtc));
+	ASSERT_EQ(0, arm_then_rtc_irq(self->rtc));
 	ASSERT_EQ(0, ps_write(MEM_SLEEP, "s2idle"));
 	EXPECT_EQ(-EINVAL, ps_write(ARM, "1"));
 	ASSERT_EQ(0, ps_write(MEM_SLEEP, "pseudo"));
 	naps = ps_read_num(PS_STATS "naps");
-	ASSERT_LT(0, ps_read(WAKEUP_COUNT, count, sizeof(count)));
-	ASSERT_EQ(0, ps_write(WAKEUP_COUNT, count));
+	ASSERT_EQ(0, write_back_count());
 	ASSERT_EQ(0, timerfd_settime(tfd, 0, &its, NULL));
 	EXPECT_EQ(0, ps_write(STATE, "mem"))
 		TH_LOG("failed by the counts of the arm step before");

@@ -208,17 +208,6 @@ def proc_cpu_seconds(pid):
     return (int(f[11]) + int(f[12])) / CLK_TCK
 
 
-def tasks_cpu_seconds(pid):
-    tot = 0
-    for t in os.listdir("/proc/%d/task" % pid):
-        try:
-            f = _stat_fields("/proc/%d/task/%s/stat" % (pid, t))
-        except (OSError, ValueError):
-            continue
-        tot += int(f[11]) + int(f[12])
-    return tot / CLK_TCK
-
-
 def host_busy_seconds():
     """CPU seconds the whole host spent busy (all CPUs, /proc/stat)."""
     with open("/proc/stat") as f:

@@ -291,27 +291,28 @@ static int take_arm_counts(void)
  * a wake line has taken an interrupt since the arm step, the request it
  * brought may be one the check of the servers did not see: the nap's end
  * is claimed for it, and the nap stops before the devices suspend.  A
- * line whose mark went with its last handler is skipped: its number may
- * belong to another device now (a driver that reallocated its vectors),
- * whose interrupts are not ours to count.  The counts serve one nap.
+ * line genirq no longer marks is skipped: it is no wake line any more.
+ * Either its last handler went, and its number may belong to another
+ * device now (a driver that reallocated its vectors), or it became shared
+ * (wake_irq_dropped counts both).  The counts serve one nap.
  *
  * Context: process context (the nap's start), with the wake lines armed.
  */
 void pseudosleep_check_arm_counts(void)
 {
+	bool check = READ_ONCE(events_check_enabled);
 	unsigned int i, irq = 0;
 	struct arm_counts *c;
 
+	/* Under the lock: a wake_irq write would change the marks. */
 	scoped_guard(mutex, &pseudosleep_armed_lock) {
 		c = pseudosleep_arm_counts;
 		pseudosleep_arm_counts = NULL;
+		for (i = 0; check && c && i < c->nr && !irq; i++)
+			if (irq_wake_handled(c->line[i].irq) &&
+			    kstat_irqs_usr(c->line[i].irq) != c->line[i].count)
+				irq = c->line[i].irq;
 	}
-	if (!c)
-		return;
-	for (i = 0; READ_ONCE(events_check_enabled) && i < c->nr && !irq; i++)
-		if (irq_wake_handled(c->line[i].irq) &&
-		    kstat_irqs_usr(c->line[i].irq) != c->line[i].count)
-			irq = c->line[i].irq;
 	kfree(c);
 	if (irq)
 		pseudosleep_wake(irq);
@@ -328,8 +329,10 @@ void pseudosleep_check_arm_counts(void)
  * reported here.  The handshake assumes one suspend manager: a second
  * one's arm forgets what the first one has not checked yet.
  *
- * Return: 0, -EINVAL when "pseudo" is not selected (nothing is armed), or
- * -ENOMEM when the wake lines' counts cannot be kept (nothing is armed).
+ * Return: 0, -EINVAL when "pseudo" is not selected, or -ENOMEM when the
+ * wake lines' counts cannot be kept.  A failed step arms nothing, reports
+ * nothing and drops the previous step's counts; lines that step armed
+ * stay armed until their next interrupt.
  */
 int pseudosleep_report_arm(void)
 {
@@ -343,8 +346,10 @@ int pseudosleep_report_arm(void)
 		return -EINVAL;
 	}
 	ret = take_arm_counts();
-	if (ret)
+	if (ret) {
+		WRITE_ONCE(pseudosleep_report_armed, 0);
 		return ret;
+	}
 	irq_wake_handled_arm();
 	WRITE_ONCE(pseudosleep_report_armed, 1);
 	smp_mb();	/* pairs with smp_mb() in pseudosleep_note_event() */

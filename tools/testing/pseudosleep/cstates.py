@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """An SSDT that gives QEMU's q35 processors a _CST (vm-run --cstates).
 
-QEMU's processor objects have no _CST and its FADT no C2 or C3, so a q35
-guest under TCG has no cpuidle driver at all.  With this table acpi_idle
-registers, with the cpuidle core's POLL as state 0 and two halting states
-behind it: C1 (1 us) and C2 (100 us), which menu picks for long idle
-periods.  It stands in for a platform's deeper states where the polling
+QEMU's processor objects have neither a _CST nor a P_BLK, so acpi_idle
+gives up on them (no C-state information at all) and a q35 guest under TCG
+has no cpuidle driver.  With this table acpi_idle registers, with the
+cpuidle core's POLL as state 0 and two halting states behind it: C1 (1 us)
+and C2 (100 us), which menu picks for long idle periods.  It stands in for a platform's deeper states where the polling
 idle work needs a platform driver to poll from.
 
 C2 is declared as a second state of ACPI type C1: a type-2 state makes the
@@ -17,9 +17,14 @@ ignores its P_LVL2 read, so it would spin.  Both halt.  Needs iasl
 import os
 import subprocess
 
-# (latency us, power mW) of C1 and C2, each an FFH register: C1 with no
-# MWAIT halts.
+# (latency us, power mW) of C1 and C2.  Each is an FFH register with bit
+# offset 0, which is not the kernel's "native C-state beyond halt" mark,
+# so acpi_idle enters both with HLT.
 STATES = ((1, 1000), (100, 500))
+
+
+class TableError(Exception):
+    """The table could not be made (no iasl, or iasl failed)."""
 
 
 def asl(ncpus):
@@ -43,7 +48,7 @@ def asl(ncpus):
 
 def build(ncpus, workdir):
     """Compile the table for ncpus vCPUs in workdir; return the .aml path.
-    Raises RuntimeError with iasl's output when it fails."""
+    Raises TableError with iasl's output when it fails."""
     src = os.path.join(workdir, "cstates.asl")
     with open(src, "w") as f:
         f.write(asl(ncpus))
@@ -52,9 +57,9 @@ def build(ncpus, workdir):
         r = subprocess.run(["iasl", "-p", prefix, src], capture_output=True,
                            text=True, check=False)
     except FileNotFoundError:
-        raise RuntimeError("--cstates needs iasl (apt-get install "
+        raise TableError("--cstates needs iasl (apt-get install "
                            "acpica-tools)") from None
     if r.returncode or not os.path.exists(prefix + ".aml"):
-        raise RuntimeError("iasl failed on %s: %s" %
+        raise TableError("iasl failed on %s: %s" %
                            (src, (r.stdout + r.stderr).strip()[-400:]))
     return prefix + ".aml"

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The first guest: `vm-run -- true` boots (fail fast: when it does not,
-conftest.py stops the session, as nothing else that boots can pass)."""
+"""The harness itself: the first guest, `vm-run -- true`, boots (fail fast:
+when it does not, conftest.py stops the session, as nothing else that boots
+can pass), and vm-run --cstates gives the guest a platform cpuidle
+driver."""
 
 import pytest
 
@@ -33,15 +35,15 @@ def test_cstates_table():
 
 def test_cstates_give_acpi_idle(tmp_path):
     """harness: vm-run --cstates gives the guest acpi_idle with POLL, C1
-    and C2 on every CPU, idle CPUs reach C2, and the table does not make
-    the kernel distrust the TSC (a C2 of ACPI type 2 would)"""
+    and C2 on every CPU, both entered with HLT (a C2 of ACPI type 2 would
+    make the kernel distrust the TSC, and spin), and idle CPUs reach C2"""
     g = pslib.Guest(
-        "cat /sys/devices/system/cpu/cpuidle/current_driver; sleep 1; "
+        "cat /sys/devices/system/cpu/cpuidle/current_driver; sleep 2; "
         "for s in /sys/devices/system/cpu/cpu*/cpuidle/state*; "
-        "do echo state $s $(cat $s/name $s/usage); done",
-        nic="none", timeout=120, extra=["--cstates"])
+        "do echo \"state $s $(cat $s/usage) $(cat $s/name)=$(cat $s/desc)\"; "
+        "done", smp=2, nic="none", timeout=300, extra=["--cstates"])
     try:
-        rc = g.finish(timeout=150)
+        rc = g.finish(timeout=330)
         console = g.console()
     finally:
         g.cleanup(keep_log_as=str(tmp_path / "console.log"))
@@ -50,11 +52,12 @@ def test_cstates_give_acpi_idle(tmp_path):
     assert "TSC halts in idle" not in console
     states = {}
     for line in g.output:
-        f = line.split()
-        if f[:1] == ["state"] and len(f) == 4:
+        f = line.split(" ", 3)
+        if f[0] == "state" and len(f) == 4:
             cpu = f[1].split("/")[5]
-            states.setdefault(cpu, []).append((f[2], int(f[3])))
+            states.setdefault(cpu, []).append((f[3], int(f[2])))
     assert sorted(states) == ["cpu0", "cpu1"], g.output
     for cpu, st in states.items():
-        assert [n for n, _ in st] == ["POLL", "C1", "C2"], (cpu, st)
+        assert [n for n, _ in st] == ["POLL=CPUIDLE CORE POLL IDLE",
+                                      "C1=ACPI HLT", "C2=ACPI HLT"], (cpu, st)
         assert st[2][1] > 0, "%s never reached C2: %s" % (cpu, st)

@@ -366,6 +366,63 @@ static void shared_line_not_marked(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&b->handled), 1);
 }
 
+/*
+ * The nap's check of the arm step's counts, after the wakeup_count
+ * handshake: a wake line that took an interrupt since the step fails the
+ * nap and names the line, even when its report was spent on an earlier
+ * one; a line genirq unmarked meanwhile (its handler freed, the number
+ * reused) is no wake line any more and is not compared.
+ */
+static void arm_counts_checked(struct kunit *test)
+{
+	struct wake_line *a = wake_line(test);
+	unsigned long *bits = irq_bitmap(test), *saved = irq_bitmap(test);
+	suspend_state_t saved_mem_sleep = mem_sleep_current;
+	bool saved_pseudo = mem_sleep_pseudo;
+	bool saved_check = events_check_enabled;
+
+	save_phase(test);
+	pseudosleep_copy_armed(saved, nr_irqs);
+	__set_bit(a->irq, bits);
+	KUNIT_ASSERT_EQ(test, pseudosleep_arm(bits, nr_irqs), 0);
+	WRITE_ONCE(mem_sleep_current, PM_SUSPEND_TO_IDLE);
+	WRITE_ONCE(mem_sleep_pseudo, true);
+
+	/* Two requests after the arm step: only the first is an event. */
+	KUNIT_EXPECT_EQ(test, pseudosleep_report_arm(), 0);
+	raise_irq(a);
+	raise_irq(a);
+	usleep_range(20000, 30000);	/* the first one's event is reported */
+	WRITE_ONCE(events_check_enabled, true);
+	pseudosleep_wake_reset();
+	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_ENTERING);
+	pseudosleep_check_arm_counts();
+	KUNIT_EXPECT_TRUE(test, pseudosleep_woken());
+	KUNIT_EXPECT_EQ(test, pseudosleep_wake_irq(), a->irq);
+
+	/* The handler goes and a new one comes on the same number. */
+	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
+	KUNIT_EXPECT_EQ(test, pseudosleep_report_arm(), 0);
+	free_irq(a->irq, a);
+	KUNIT_ASSERT_EQ(test, request_irq(a->irq, count_handler, 0,
+					  "pseudosleep-kunit", a), 0);
+	raise_irq(a);
+	KUNIT_EXPECT_EQ(test, atomic_read(&a->handled), 3);
+	WRITE_ONCE(events_check_enabled, true);
+	pseudosleep_wake_reset();
+	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_ENTERING);
+	pseudosleep_check_arm_counts();
+	KUNIT_EXPECT_FALSE(test, pseudosleep_woken());
+
+	WRITE_ONCE(pseudosleep_phase, PSEUDOSLEEP_IDLE);
+	WRITE_ONCE(events_check_enabled, saved_check);
+	WRITE_ONCE(mem_sleep_pseudo, saved_pseudo);
+	WRITE_ONCE(mem_sleep_current, saved_mem_sleep);
+	/* Refused with pseudo not selected: the report is off again. */
+	KUNIT_EXPECT_EQ(test, pseudosleep_report_arm(), -EINVAL);
+	pseudosleep_arm(saved, nr_irqs);
+}
+
 static void free_ws(void *data)
 {
 	wakeup_source_unregister(data);
@@ -862,6 +919,7 @@ static struct kunit_case pseudosleep_test_cases[] = {
 	KUNIT_CASE(arm_and_record),
 	KUNIT_CASE(mark_goes_with_handler),
 	KUNIT_CASE(shared_line_not_marked),
+	KUNIT_CASE(arm_counts_checked),
 	KUNIT_CASE(woken_during_entry),
 	KUNIT_CASE(ws_activation_ends_nap),
 	KUNIT_CASE(no_state_of_its_own),

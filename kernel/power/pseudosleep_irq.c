@@ -245,11 +245,7 @@ static void set_arm_counts(struct arm_counts *c)
 	pseudosleep_arm_counts = c;
 }
 
-/*
- * The arm step's counts of the wake lines.  A failed arm step drops the
- * counts of the one before: the nap that follows is not that handshake's.
- * Return: 0 or -ENOMEM.
- */
+/* The arm step's counts of the wake lines.  Return: 0 or -ENOMEM. */
 static int take_arm_counts(void)
 {
 	unsigned int irq, n = 0;
@@ -259,10 +255,8 @@ static int take_arm_counts(void)
 	for_each_active_irq(irq)
 		n += irq_wake_handled(irq);
 	c = kzalloc(struct_size(c, line, n), GFP_KERNEL);
-	if (!c) {
-		set_arm_counts(NULL);
+	if (!c)
 		return -ENOMEM;
-	}
 	for_each_active_irq(irq) {
 		if (c->nr == n)
 			break;
@@ -339,15 +333,12 @@ int pseudosleep_report_arm(void)
 	int ret;
 
 	WRITE_ONCE(pseudosleep_event_seen, 0);
-	if (!pm_mem_sleep_pseudo()) {
+	ret = pm_mem_sleep_pseudo() ? take_arm_counts() : -EINVAL;
+	if (ret) {
+		/* The nap that follows is not the previous step's handshake. */
 		WRITE_ONCE(pseudosleep_report_armed, 0);
 		scoped_guard(mutex, &pseudosleep_armed_lock)
 			set_arm_counts(NULL);
-		return -EINVAL;
-	}
-	ret = take_arm_counts();
-	if (ret) {
-		WRITE_ONCE(pseudosleep_report_armed, 0);
 		return ret;
 	}
 	irq_wake_handled_arm();

@@ -23,7 +23,7 @@ static bool pollist_on __read_mostly;
 /**
  * pollist_clients_open - let the clients register
  *
- * Called by the driver once pollist_global is set up and polled.
+ * Called at boot once pollist_global is set up and polled.
  */
 void __init pollist_clients_open(void)
 {
@@ -31,13 +31,14 @@ void __init pollist_clients_open(void)
 }
 
 /**
- * pollist_active - whether the pollist driver polls registered entries
+ * pollist_active - whether registered entries are polled
  *
- * Return: true once the driver was chosen at boot and registered.
+ * Return: true once the list was set up at boot, for the pollist driver
+ * or for the polling state of a platform driver that has one.
  */
 bool pollist_active(void)
 {
-	return READ_ONCE(pollist_on);
+	return READ_ONCE(pollist_on) && pollist_polled();
 }
 EXPORT_SYMBOL_GPL(pollist_active);
 
@@ -52,15 +53,22 @@ EXPORT_SYMBOL_GPL(pollist_active);
  * poll finds work.  The device's interrupt is not touched: it stays the
  * backstop for the times nobody polls.
  *
- * Context: process context; may be called from any CPU.
- * Return: 0, -ENODEV if the pollist driver is not running, -EINVAL
+ * Context: process context, may sleep (the first entry turns the
+ * platform hooks on); may be called from any CPU.
+ * Return: 0, -ENODEV if nothing polls the list (neither
+ * cpuidle_pollist.enable=1 nor cpuidle_pollist.platform=1), -EINVAL
  * without callbacks, -EBUSY if @entry is already registered.
  */
 int pollist_register(struct pollist_entry *entry)
 {
+	int ret;
+
 	if (!pollist_active())
 		return -ENODEV;
-	return pollist_add(&pollist_global, entry);
+	ret = pollist_add(&pollist_global, entry);
+	if (!ret)
+		pollist_platform_update();
+	return ret;
 }
 EXPORT_SYMBOL_GPL(pollist_register);
 
@@ -81,6 +89,7 @@ void pollist_unregister(struct pollist_entry *entry)
 	if (!entry->sub && !entry->unlinked)
 		return;
 	pollist_del(&pollist_global, entry);
+	pollist_platform_update();
 }
 EXPORT_SYMBOL_GPL(pollist_unregister);
 
@@ -95,11 +104,13 @@ EXPORT_SYMBOL_GPL(pollist_unregister);
  * pollist_register() or pollist_unregister() on it before then wait for
  * the pollers themselves.
  *
- * Context: process context.
+ * Context: process context, may sleep (the last entry turns the
+ * platform hooks off).
  */
 void pollist_unregister_nosync(struct pollist_entry *entry)
 {
 	pollist_unlink(&pollist_global, entry);
+	pollist_platform_update();
 }
 EXPORT_SYMBOL_GPL(pollist_unregister_nosync);
 

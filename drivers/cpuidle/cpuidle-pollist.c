@@ -13,8 +13,12 @@
  * wakeup is never left waiting behind it.  The window adapts per CPU like
  * the haltpoll governor's.
  *
- * Selected at boot with cpuidle_pollist.enable=1; see
- * Documentation/pollist.rst.
+ * Two ways to run it, chosen at boot (Documentation/pollist.rst):
+ * cpuidle_pollist.platform=1 polls the list from the polling state of the
+ * platform's own driver (intel_idle, acpi_idle, haltpoll), through hooks
+ * in the cpuidle core, and keeps that driver's deeper states;
+ * cpuidle_pollist.enable=1 registers a driver of its own with two states,
+ * polling and HLT, in place of the platform's.
  */
 
 #define pr_fmt(fmt) "pollist: " fmt
@@ -29,6 +33,7 @@
 #include <linux/minmax.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
@@ -84,6 +89,10 @@ u64 pollist_adjust(const struct pollist_tunables *t, u64 cur_ns, u64 event_ns)
 static bool pollist_enable __ro_after_init;
 module_param_named(enable, pollist_enable, bool, 0444);
 MODULE_PARM_DESC(enable, "Register the pollist cpuidle driver at boot");
+
+static bool pollist_platform __ro_after_init;
+module_param_named(platform, pollist_platform, bool, 0444);
+MODULE_PARM_DESC(platform, "Poll the list from the platform cpuidle driver's polling state");
 
 /* An unsigned int parameter with a range, checked when it is written. */
 struct pollist_param {
@@ -168,6 +177,7 @@ enum {
  * @window_ns: length of the last session
  * @outcome: how the last session ended, %POLLIST_NONE after a halt
  * @must_poll: PM QoS forbids halting: poll even without the ownership
+ * @chosen: the platform hook turned the governor's choice into polling
  * @polls: sessions that owned the list
  * @hits: entries found with work
  * @poll_ns: time spent in sessions
@@ -183,6 +193,7 @@ struct pollist_cpu {
 	u64 window_ns;
 	enum pollist_outcome outcome;
 	bool must_poll;
+	bool chosen;
 	u64 polls;
 	u64 hits;
 	u64 poll_ns;
@@ -322,6 +333,49 @@ static struct cpuidle_driver pollist_driver = {
 	.state_count = 2,
 };
 
+/* Whether this CPU polls the list in its next idle period. */
+static bool pollist_may_poll(struct pollist_cpu *pc)
+{
+	/* The window of the last session expired, or another CPU polled. */
+	if (pc->outcome == POLLIST_TIMEOUT || pc->outcome == POLLIST_BUSY)
+		return false;
+
+	if (!pollist_window(pc) || !atomic_read(&pollist_global.nr_entries))
+		return false;
+
+	/* One poller is enough. */
+	if (atomic_read(&pollist_global.poller) != POLLIST_NO_POLLER) {
+		pollist_inc(&pc->busy);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * After an idle period in a state deeper than polling: a window that
+ * expired before it, or a window of zero, learns when the event came.
+ */
+static void pollist_after_halt(struct pollist_cpu *pc,
+			       struct cpuidle_device *dev)
+{
+	struct pollist_tunables t;
+	u64 event_ns;
+
+	pollist_inc(&pc->halts);
+	if (pc->outcome == POLLIST_TIMEOUT)
+		event_ns = pc->window_ns + dev->last_residency_ns;
+	else if (!pc->limit_ns)
+		event_ns = dev->last_residency_ns;
+	else
+		event_ns = 0;
+	pc->outcome = POLLIST_NONE;
+	if (!event_ns)
+		return;
+
+	pollist_get_tunables(&t);
+	pc->limit_ns = pollist_adjust(&t, pollist_window(pc), event_ns);
+}
+
 static int pollist_select(struct cpuidle_driver *drv,
 			  struct cpuidle_device *dev, bool *stop_tick)
 {
@@ -338,22 +392,8 @@ static int pollist_select(struct cpuidle_driver *drv,
 		*stop_tick = false;
 		return POLLIST_STATE_POLL;
 	}
-	if (dev->states_usage[POLLIST_STATE_POLL].disable)
+	if (dev->states_usage[POLLIST_STATE_POLL].disable || !pollist_may_poll(pc))
 		return POLLIST_STATE_HALT;
-
-	/* The window of the last session expired: halt. */
-	if (pc->outcome == POLLIST_TIMEOUT || pc->outcome == POLLIST_BUSY)
-		return POLLIST_STATE_HALT;
-
-	if (!pollist_window(pc) ||
-	    !atomic_read(&pollist_global.nr_entries))
-		return POLLIST_STATE_HALT;
-
-	/* One poller is enough. */
-	if (atomic_read(&pollist_global.poller) != POLLIST_NO_POLLER) {
-		pollist_inc(&pc->busy);
-		return POLLIST_STATE_HALT;
-	}
 
 	*stop_tick = false;
 	return POLLIST_STATE_POLL;
@@ -361,27 +401,9 @@ static int pollist_select(struct cpuidle_driver *drv,
 
 static void pollist_reflect(struct cpuidle_device *dev, int index)
 {
-	struct pollist_cpu *pc = this_cpu_ptr(&pollist_cpus);
-	struct pollist_tunables t;
-	u64 event_ns;
-
 	dev->last_state_idx = index;
-	if (index != POLLIST_STATE_HALT)
-		return;
-
-	pollist_inc(&pc->halts);
-	if (pc->outcome == POLLIST_TIMEOUT)
-		event_ns = pc->window_ns + dev->last_residency_ns;
-	else if (!pc->limit_ns)
-		event_ns = dev->last_residency_ns;
-	else
-		event_ns = 0;
-	pc->outcome = POLLIST_NONE;
-	if (!event_ns)
-		return;
-
-	pollist_get_tunables(&t);
-	pc->limit_ns = pollist_adjust(&t, pollist_window(pc), event_ns);
+	if (index == POLLIST_STATE_HALT)
+		pollist_after_halt(this_cpu_ptr(&pollist_cpus), dev);
 }
 
 static int pollist_gov_enable(struct cpuidle_driver *drv,
@@ -403,6 +425,153 @@ static struct cpuidle_governor pollist_governor = {
 	.select		= pollist_select,
 	.reflect	= pollist_reflect,
 };
+
+/* ------------------------------------------------------------------------
+ * Polling from the platform driver's polling state
+ *
+ * With cpuidle_pollist.platform=1 the platform driver and the governor
+ * the user chose stay.  The cpuidle core calls three hooks while the list
+ * has entries: after the governor's select, in place of the polling
+ * state's poll_idle(), and after the governor's reflect.  A CPU that may
+ * own the list polls it instead of entering the state the governor chose,
+ * for at most its window; when the window expires, the next idle period
+ * is the governor's own choice, so the deep states are reached after at
+ * most one window, and a window that finds nothing shrinks to zero.
+ */
+
+DEFINE_STATIC_KEY_FALSE(pollist_platform_key);
+
+/* Serializes turning the key on and off with the count of entries. */
+static DEFINE_MUTEX(pollist_platform_lock);
+
+/**
+ * pollist_platform_update - turn the platform hooks on while entries exist
+ *
+ * Called after each registration and unregistration of an entry on the
+ * global list.
+ *
+ * Context: process context, sleeps.
+ */
+void pollist_platform_update(void)
+{
+	if (!pollist_platform)
+		return;
+
+	mutex_lock(&pollist_platform_lock);
+	if (atomic_read(&pollist_global.nr_entries))
+		static_branch_enable(&pollist_platform_key);
+	else
+		static_branch_disable(&pollist_platform_key);
+	mutex_unlock(&pollist_platform_lock);
+}
+
+/**
+ * pollist_polled - whether anything polls the global list
+ *
+ * Return: true with the pollist driver, or with cpuidle_pollist.platform=1
+ * when the CPU's cpuidle driver has a polling state 0.
+ */
+bool pollist_polled(void)
+{
+	struct cpuidle_driver *drv;
+
+	if (!pollist_platform)
+		return true;
+	drv = cpuidle_get_driver();
+	return drv && drv->state_count > 1 &&
+	       (drv->states[0].flags & CPUIDLE_FLAG_POLLING);
+}
+
+/**
+ * pollist_platform_select - poll the list instead of the governor's state
+ * @drv: the platform driver
+ * @dev: this CPU's cpuidle device
+ * @index: the state the governor chose
+ * @stop_tick: the governor's wish to stop the tick, cleared when polling
+ *
+ * Context: the idle loop, interrupts disabled.
+ * Return: 0, the polling state, when this CPU polls the list next, or
+ * @index.
+ */
+int pollist_platform_select(struct cpuidle_driver *drv,
+			    struct cpuidle_device *dev, int index,
+			    bool *stop_tick)
+{
+	struct pollist_cpu *pc = this_cpu_ptr(&pollist_cpus);
+
+	pc->chosen = false;
+	if (!index || !(drv->states[0].flags & CPUIDLE_FLAG_POLLING) ||
+	    dev->states_usage[0].disable || !pollist_may_poll(pc))
+		return index;
+
+	pc->chosen = true;
+	*stop_tick = false;
+	return 0;
+}
+
+/**
+ * pollist_platform_enter - the polling state, walking the list
+ * @dev: this CPU's cpuidle device
+ * @drv: the platform driver
+ * @index: the polling state
+ *
+ * Runs in place of poll_idle() with RCU watching, since the entries'
+ * poll() functions read RCU-protected driver state: the cpuidle core
+ * calls it outside the RCU-idle section.  When the hook chose polling, the
+ * window is this CPU's; when the governor did, poll_idle()'s limit.  A
+ * CPU that finds another one polling the list spins as poll_idle() does
+ * if the governor asked for polling, and returns at once otherwise, so
+ * that the governor's state comes next.  With poll_limit_ns at 0 the list
+ * is never walked: the state spins as poll_idle() does.
+ *
+ * Context: the idle loop, interrupts disabled on entry and on return.
+ * Return: @index.
+ */
+int pollist_platform_enter(struct cpuidle_device *dev,
+			   struct cpuidle_driver *drv, int index)
+{
+	struct pollist_cpu *pc = this_cpu_ptr(&pollist_cpus);
+	u64 window_ns = pollist_window(pc);
+	bool chosen = pc->chosen;
+	struct pollist_session s;
+	u64 limit_ns;
+
+	pc->chosen = false;
+	limit_ns = chosen ? window_ns : cpuidle_poll_time(drv, dev);
+	dev->poll_time_limit = false;
+	local_irq_enable();
+	if (chosen || READ_ONCE(poll_limit_ns.val)) {
+		pollist_poll_idle(&pollist_global, dev->cpu, limit_ns, &s);
+		pollist_account(pc, window_ns, &s);
+		if (s.outcome != POLLIST_BUSY || chosen)
+			goto out;
+		local_irq_enable();
+	}
+
+	/* The governor asked for polling: poll_idle()'s spin. */
+	s.outcome = POLLIST_RESCHED;
+	if (!current_set_polling_and_test())
+		pollist_spin(limit_ns, &s);
+	local_irq_disable();
+	current_clr_polling();
+out:
+	if (s.outcome == POLLIST_TIMEOUT)
+		dev->poll_time_limit = true;
+	return index;
+}
+
+/**
+ * pollist_platform_reflect - learn from an idle period in a deeper state
+ * @dev: this CPU's cpuidle device
+ * @index: the state entered; the hooks only ever turn to state 0
+ *
+ * Context: the idle loop, interrupts enabled.
+ */
+void pollist_platform_reflect(struct cpuidle_device *dev, int index)
+{
+	if (index)
+		pollist_after_halt(this_cpu_ptr(&pollist_cpus), dev);
+}
 
 /* ------------------------------------------------------------------------
  * Statistics: /sys/kernel/debug/pollist/
@@ -461,6 +630,25 @@ static int pollist_cpu_offline(unsigned int cpu)
 	return 0;
 }
 
+static int __init pollist_platform_init(void)
+{
+	u64 start_ns = min(READ_ONCE(poll_grow_start_ns.val),
+			   READ_ONCE(poll_limit_ns.val));
+	int cpu, ret;
+
+	ret = pollist_init_list(&pollist_global, nr_cpu_ids);
+	if (ret)
+		return ret;
+
+	for_each_possible_cpu(cpu)
+		per_cpu_ptr(&pollist_cpus, cpu)->limit_ns = start_ns;
+	pollist_debugfs_init();
+	pollist_clients_open();
+	pr_info("polling list with %u sub-lists, polled from the platform driver's polling state\n",
+		pollist_global.nr_subs);
+	return 0;
+}
+
 /*
  * Before device_initcall: the ACPI and intel_idle drivers register there
  * and step aside when a driver is already registered.
@@ -469,12 +657,19 @@ static int __init pollist_init(void)
 {
 	int ret;
 
-	if (!pollist_enable)
+	if (pollist_enable && pollist_platform) {
+		pr_info("platform=1 ignored: enable=1 registers the pollist driver\n");
+		pollist_platform = false;
+	}
+	if (!pollist_enable && !pollist_platform)
 		return 0;
 	if (boot_option_idle_override != IDLE_NO_OVERRIDE) {
 		pr_info("not loading: idle= given\n");
+		pollist_platform = false;
 		return -ENODEV;
 	}
+	if (pollist_platform)
+		return pollist_platform_init();
 	if (cpuidle_get_driver()) {
 		pr_info("not loading: %s already registered\n",
 			cpuidle_get_driver()->name);

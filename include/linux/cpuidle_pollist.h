@@ -7,11 +7,15 @@
 #define _LINUX_CPUIDLE_POLLIST_H
 
 #include <linux/errno.h>
+#include <linux/jump_label.h>
 #include <linux/list.h>
 #include <linux/types.h>
 
 #define POLLIST_NAME_LEN	32
 
+struct cpuidle_device;
+struct cpuidle_driver;
+struct cpuidle_state;
 struct pollist_sub;
 
 /**
@@ -59,7 +63,55 @@ void pollist_unregister_nosync(struct pollist_entry *entry);
 void pollist_synchronize(void);
 bool pollist_active(void);
 
+/*
+ * The hooks in the cpuidle core that poll the list from the platform
+ * driver's polling state (cpuidle_pollist.platform=1).  The key is on
+ * while that mode runs and the list has entries: otherwise the core pays
+ * a patched-out branch.
+ */
+DECLARE_STATIC_KEY_FALSE(pollist_platform_key);
+
+int pollist_platform_select(struct cpuidle_driver *drv,
+			    struct cpuidle_device *dev, int index,
+			    bool *stop_tick);
+int pollist_platform_enter(struct cpuidle_device *dev,
+			   struct cpuidle_driver *drv, int index);
+void pollist_platform_reflect(struct cpuidle_device *dev, int index);
+
+/**
+ * pollist_platform_on - whether the core consults the pollist hooks
+ *
+ * Return: true while cpuidle_pollist.platform=1 and the list has entries.
+ */
+static __always_inline bool pollist_platform_on(void)
+{
+	return static_branch_unlikely(&pollist_platform_key);
+}
+
 #else /* !CONFIG_CPUIDLE_POLLIST */
+
+static __always_inline bool pollist_platform_on(void)
+{
+	return false;
+}
+
+static inline int pollist_platform_select(struct cpuidle_driver *drv,
+					  struct cpuidle_device *dev,
+					  int index, bool *stop_tick)
+{
+	return index;
+}
+
+static inline int pollist_platform_enter(struct cpuidle_device *dev,
+					 struct cpuidle_driver *drv, int index)
+{
+	return index;
+}
+
+static inline void pollist_platform_reflect(struct cpuidle_device *dev,
+					    int index)
+{
+}
 
 static inline int pollist_register(struct pollist_entry *entry)
 {

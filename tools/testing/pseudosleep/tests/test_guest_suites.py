@@ -18,9 +18,10 @@ import pslib
 
 ORDER = 2
 
-# name: (kselftest programs, extra kernel command line, NIC model, KUnit)
+# name: (kselftest programs, extra kernel command line, NIC model, KUnit,
+#        extra vm-run options)
 SUITES = {
-    "guest suite": (["abi_test", "nap_test"], "", "virtio", True),
+    "guest suite": (["abi_test", "nap_test"], "", "virtio", True, []),
     # The polling idle driver, virtio-net polled through NAPI
     # (pollist_test turns napi_idle_poll on); the pseudo-sleep tests run
     # again on top of it.  Also the naps of a server set up for quiet
@@ -28,13 +29,14 @@ SUITES = {
     # offloaded.
     "pollist suite": (["pollist_test", "nap_test"],
                       "cpuidle_pollist.enable=1 tsc=reliable rcu_nocbs=all",
-                      "virtio", True),
+                      "virtio", True, []),
     # The same NAPI client on other drivers, e1000 and e1000e: no KUnit
-    # again.
+    # again.  e1000e's list is polled from the polling state of the
+    # platform's driver: acpi_idle, given C-states by --cstates.
     "pollist e1000 suite": (["pollist_test"], "cpuidle_pollist.enable=1",
-                            "e1000", False),
-    "pollist e1000e suite": (["pollist_test"], "cpuidle_pollist.enable=1",
-                             "e1000e", False),
+                            "e1000", False, []),
+    "pollist e1000e suite": (["pollist_test"], "cpuidle_pollist.platform=1",
+                             "e1000e", False, ["--cstates"]),
 }
 KUNIT = caselists.kunit_cases()
 
@@ -45,12 +47,13 @@ class SuiteRun:
     by program."""
 
     def __init__(self, name, timeout, logdir):
-        programs, append, nic, kunit = SUITES[name]
+        programs, append, nic, kunit, extra = SUITES[name]
         if kunit:
             append = "kunit.enable=1 " + append
         g = pslib.Guest("/usr/share/pseudosleep/run-selftests.sh " +
                         " ".join(programs),
-                        append=append, nic=nic, timeout=timeout)
+                        append=append, nic=nic, timeout=timeout,
+                        extra=extra)
         try:
             self.rc = g.finish(timeout=timeout + 30)
         except BaseException:
@@ -132,7 +135,7 @@ def suite_items():
         seq += 1
         items[kind].append(pytest.param(*args, id=id,
                                         marks=pytest.mark.seq(seq)))
-    for name, (programs, _, _, kunit) in SUITES.items():
+    for name, (programs, _, _, kunit, _) in SUITES.items():
         add("boot", "%s: vm-run exits 0" % name, name)
         for suite, case in KUNIT if kunit else ():
             add("kunit", "kunit (%s): %s: %s" % (name, suite, case),

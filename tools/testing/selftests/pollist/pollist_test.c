@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The pollist cpuidle driver seen from user space: it is the idle driver
- * chosen at boot, its parameters take valid values and reject bad ones
- * without changing, an idle machine halts instead of polling, and with
- * /sys/class/net/eth0/napi_idle_poll set a reply to our ping is found by
- * polling the NIC's NAPI instances ("hits"), whatever the NIC's driver
- * (virtio-net, e1000 or e1000e), and with polling turned off nothing is
- * polled.
- * Boot with
- *   cpuidle_pollist.enable=1
- * the tests skip what the command line did not enable.
+ * The polling list seen from user space, in its two modes: polled by the
+ * pollist cpuidle driver (cpuidle_pollist.enable=1), which is then the idle
+ * driver, or from the polling state of the platform's driver
+ * (cpuidle_pollist.platform=1; acpi_idle in a guest booted with
+ * vm-run --cstates), whose deeper states stay in use.  Its parameters take
+ * valid values and reject bad ones without changing, an idle machine
+ * halts instead of polling, and with /sys/class/net/eth0/napi_idle_poll
+ * set a reply to our ping is found by polling the NIC's NAPI instances
+ * ("hits"), whatever the NIC's driver (virtio-net, e1000 or e1000e), and
+ * with polling turned off nothing is polled.
+ * The tests skip what the command line did not enable.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -86,9 +87,24 @@ static bool cmdline_has(const char *opt)
 	return false;
 }
 
-static bool pollist_enabled(void)
+static bool driver_mode(void)
 {
 	return cmdline_has("cpuidle_pollist.enable=1");
+}
+
+/* Platform mode needs a platform driver with a polling state 0. */
+static bool platform_mode(void)
+{
+	char buf[16];
+
+	return !driver_mode() && cmdline_has("cpuidle_pollist.platform=1") &&
+	       read_str("/sys/devices/system/cpu/cpu0/cpuidle/state0/name",
+			buf, sizeof(buf)) > 0 && !strcmp(buf, "POLL");
+}
+
+static bool pollist_enabled(void)
+{
+	return driver_mode() || platform_mode();
 }
 
 /* Column sums of /sys/kernel/debug/pollist/stats. */
@@ -190,11 +206,36 @@ static int rx_irq(long long *count)
 	return irq;
 }
 
+/*
+ * Platform mode: the platform's driver and governor stay, with their own
+ * states, and only platform reads Y.
+ */
+TEST(platform_driver_kept)
+{
+	char buf[64];
+
+	if (!platform_mode())
+		SKIP(return, "boot without cpuidle_pollist.platform=1 and a polling state");
+	ASSERT_LE(0, read_str(CPUIDLE "current_driver", buf, sizeof(buf)));
+	EXPECT_STRNE("pollist", buf);
+	EXPECT_STRNE("none", buf);
+	if (read_str(CPUIDLE "current_governor_ro", buf, sizeof(buf)) >= 0 ||
+	    read_str(CPUIDLE "current_governor", buf, sizeof(buf)) >= 0)
+		EXPECT_STRNE("pollist", buf);
+	/* A state deeper than polling. */
+	ASSERT_LE(0, read_str("/sys/devices/system/cpu/cpu0/cpuidle/state1/name",
+			      buf, sizeof(buf)));
+	ASSERT_LE(0, read_str(PARAMS "platform", buf, sizeof(buf)));
+	EXPECT_STREQ("Y", buf);
+	ASSERT_LE(0, read_str(PARAMS "enable", buf, sizeof(buf)));
+	EXPECT_STREQ("N", buf);
+}
+
 TEST(current_driver)
 {
 	char buf[64];
 
-	if (!pollist_enabled())
+	if (!driver_mode())
 		SKIP(return, "boot without cpuidle_pollist.enable=1");
 	ASSERT_LE(0, read_str(CPUIDLE "current_driver", buf, sizeof(buf)));
 	EXPECT_STREQ("pollist", buf);
@@ -219,7 +260,10 @@ TEST(enable_is_read_only)
 		SKIP(return, "kernel without CONFIG_CPUIDLE_POLLIST");
 	EXPECT_NE(0, write_str(PARAMS "enable", "N\n"));
 	ASSERT_LE(0, read_str(PARAMS "enable", buf, sizeof(buf)));
-	EXPECT_STREQ(pollist_enabled() ? "Y" : "N", buf);
+	EXPECT_STREQ(driver_mode() ? "Y" : "N", buf);
+	EXPECT_NE(0, write_str(PARAMS "platform", "N\n"));
+	ASSERT_LE(0, read_str(PARAMS "platform", buf, sizeof(buf)));
+	EXPECT_STREQ(platform_mode() ? "Y" : "N", buf);
 }
 
 static const char * const tunables[] = {
@@ -358,6 +402,28 @@ TEST(napi_idle_poll_rejects_bad)
 	EXPECT_STREQ(before, after);
 }
 
+/*
+ * Platform mode with nothing registered: the cpuidle core's hooks are
+ * off, so nothing of pollist runs (no session, no deeper state seen).
+ */
+TEST(platform_idle_without_entries)
+{
+	struct totals a, b;
+	int entries;
+
+	if (!platform_mode())
+		SKIP(return, "boot without cpuidle_pollist.platform=1 and a polling state");
+	nic_hits(&entries);
+	if (entries)
+		SKIP(return, "entries are registered");
+	ASSERT_LT(0, read_totals(&a));
+	sleep(1);
+	ASSERT_LT(0, read_totals(&b));
+	EXPECT_EQ(a.polls, b.polls);
+	EXPECT_EQ(a.busy, b.busy);
+	EXPECT_EQ(a.halts, b.halts);
+}
+
 /* An idle machine must not burn its CPUs polling: the window ends. */
 TEST(idle_falls_back_to_halt)
 {
@@ -366,7 +432,7 @@ TEST(idle_falls_back_to_halt)
 	double wall_ns, polled;
 	int ncpu;
 
-	if (!pollist_enabled())
+	if (!driver_mode())
 		SKIP(return, "boot without cpuidle_pollist.enable=1");
 	ncpu = read_totals(&a);
 	ASSERT_LT(0, ncpu);
@@ -466,7 +532,7 @@ FIXTURE_SETUP(nic)
 
 	self->irq = -1;
 	if (!pollist_enabled())
-		SKIP(return, "boot without cpuidle_pollist.enable=1");
+		SKIP(return, "boot without cpuidle_pollist.enable=1 or platform=1");
 	ASSERT_EQ(0, write_str(IDLE_POLL, "1\n"))
 		TH_LOG("cannot turn on " IDLE_POLL);
 	for (i = 0; i < NR_TUNABLES; i++) {
@@ -612,7 +678,68 @@ TEST_F(nic, off_polls_nothing)
 	EXPECT_LT(15, replies);
 	EXPECT_EQ(a.polls, b.polls);
 	EXPECT_EQ(a.hits, b.hits);
-	EXPECT_LT(a.halts, b.halts);
+	/*
+	 * The CPUs halt; in platform mode, with the list empty, the core's
+	 * hooks are off and do not even count that.
+	 */
+	EXPECT_EQ(platform_mode(), a.halts == b.halts);
+}
+
+/* The usage count of a CPU's idle state, or -1 if it has no such state. */
+static long long state_usage(int cpu, int state)
+{
+	char path[96], buf[32];
+
+	snprintf(path, sizeof(path),
+		 "/sys/devices/system/cpu/cpu%d/cpuidle/state%d/usage", cpu, state);
+	if (read_str(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return atoll(buf);
+}
+
+/* The index of a CPU's deepest idle state. */
+static int deepest_state(int cpu)
+{
+	int i = 0;
+
+	while (state_usage(cpu, i + 1) >= 0)
+		i++;
+	return i;
+}
+
+/*
+ * Platform mode: while the NIC is polled, the polling state walks the
+ * list and the platform's deepest state is still entered on every CPU,
+ * during the pings and the second after them.
+ */
+TEST_F(nic, deep_states_kept)
+{
+	long long poll0[2], poll1[2], deep0[2], deep1[2], hits0, hits1;
+	int cpu, ncpu, deep, entries, replies;
+
+	if (!platform_mode())
+		SKIP(return, "boot without cpuidle_pollist.platform=1 and a polling state");
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN) < 2 ? 1 : 2;
+	deep = deepest_state(0);
+	ASSERT_LT(0, deep) TH_LOG("no state deeper than polling");
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		poll0[cpu] = state_usage(cpu, 0);
+		deep0[cpu] = state_usage(cpu, deep);
+	}
+	hits0 = nic_hits(&entries);
+	replies = ping_gateway(50, 30);
+	sleep(1);
+	hits1 = nic_hits(&entries);
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		poll1[cpu] = state_usage(cpu, 0);
+		deep1[cpu] = state_usage(cpu, deep);
+		TH_LOG("cpu%d: state0 (POLL) +%lld, state%d +%lld", cpu,
+		       poll1[cpu] - poll0[cpu], deep, deep1[cpu] - deep0[cpu]);
+		EXPECT_LT(deep0[cpu], deep1[cpu]);
+	}
+	TH_LOG("%d/50 replies, NAPI hits %lld", replies, hits1 - hits0);
+	EXPECT_LT(40, replies);
+	EXPECT_LT(poll0[0] + poll0[ncpu - 1], poll1[0] + poll1[ncpu - 1]);
 }
 
 /* ETHTOOL_GRINGPARAM or ETHTOOL_SRINGPARAM on eth0; 0 or -errno. */
@@ -684,9 +811,9 @@ TEST_F(nic, cpu_offline)
 	EXPECT_EQ(before, after);
 	ASSERT_LE(0, read_str("/sys/devices/system/cpu/cpu1/cpuidle/state0/name",
 			      buf, sizeof(buf)));
-	EXPECT_STREQ("POLLIST", buf);
+	EXPECT_STREQ(platform_mode() ? "POLL" : "POLLIST", buf);
 	ASSERT_LE(0, read_str(CPUIDLE "current_driver", buf, sizeof(buf)));
-	EXPECT_STREQ("pollist", buf);
+	EXPECT_EQ(driver_mode(), !strcmp(buf, "pollist"));
 }
 
 TEST_HARNESS_MAIN

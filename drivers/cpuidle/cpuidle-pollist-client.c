@@ -125,11 +125,11 @@ EXPORT_SYMBOL_GPL(pollist_unregister_nosync);
  * Also completes pollist_unregister_nosync().
  *
  * Context: process context, sleeps (an SRCU grace period and the
- * hand-overs) unless the pollist driver is not running.
+ * hand-overs) unless no list was set up at boot.
  */
 void pollist_synchronize(void)
 {
-	if (pollist_active())
+	if (READ_ONCE(pollist_on))
 		pollist_sync(&pollist_global);
 }
 EXPORT_SYMBOL_GPL(pollist_synchronize);

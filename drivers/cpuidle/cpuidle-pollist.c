@@ -177,6 +177,7 @@ enum {
  * @window_ns: length of the last session
  * @outcome: how the last session ended, %POLLIST_NONE after a halt
  * @must_poll: PM QoS forbids halting: poll even without the ownership
+ * @selected: the platform select hook ran in this idle period
  * @chosen: the platform hook turned the governor's choice into polling
  * @polls: sessions that owned the list
  * @hits: entries found with work
@@ -193,6 +194,7 @@ struct pollist_cpu {
 	u64 window_ns;
 	enum pollist_outcome outcome;
 	bool must_poll;
+	bool selected;
 	bool chosen;
 	u64 polls;
 	u64 hits;
@@ -430,13 +432,13 @@ static struct cpuidle_governor pollist_governor = {
  * Polling from the platform driver's polling state
  *
  * With cpuidle_pollist.platform=1 the platform driver and the governor
- * the user chose stay.  The cpuidle core calls three hooks while the list
- * has entries: after the governor's select, in place of the polling
- * state's poll_idle(), and after the governor's reflect.  A CPU that may
- * own the list polls it instead of entering the state the governor chose,
- * for at most its window; when the window expires, the next idle period
- * is the governor's own choice, so the deep states are reached after at
- * most one window, and a window that finds nothing shrinks to zero.
+ * the user chose stay.  While the list has entries, the cpuidle core calls
+ * three hooks: after the governor's select, from the polling state's
+ * poll_idle() before it spins, and after the governor's reflect.  A CPU
+ * that may own the list polls it instead of entering the state the
+ * governor chose, for at most its window; when the window expires, the
+ * next idle period is the governor's own choice, so the deep states are
+ * reached after at most one window.
  */
 
 DEFINE_STATIC_KEY_FALSE(pollist_platform_key);
@@ -444,13 +446,17 @@ DEFINE_STATIC_KEY_FALSE(pollist_platform_key);
 /* Serializes turning the key on and off with the count of entries. */
 static DEFINE_MUTEX(pollist_platform_lock);
 
+/* The cpuidle driver registered at boot has a polling state 0. */
+static bool pollist_platform_polled __ro_after_init;
+
 /**
  * pollist_platform_update - turn the platform hooks on while entries exist
  *
  * Called after each registration and unregistration of an entry on the
  * global list.
  *
- * Context: process context, sleeps.
+ * Context: process context, sleeps; takes cpus_read_lock(), so it must
+ * not be called from a CPU hotplug callback or with that lock held.
  */
 void pollist_platform_update(void)
 {
@@ -469,17 +475,11 @@ void pollist_platform_update(void)
  * pollist_polled - whether anything polls the global list
  *
  * Return: true with the pollist driver, or with cpuidle_pollist.platform=1
- * when the CPU's cpuidle driver has a polling state 0.
+ * when the cpuidle driver registered at boot has a polling state 0.
  */
 bool pollist_polled(void)
 {
-	struct cpuidle_driver *drv;
-
-	if (!pollist_platform)
-		return true;
-	drv = cpuidle_get_driver();
-	return drv && drv->state_count > 1 &&
-	       (drv->states[0].flags & CPUIDLE_FLAG_POLLING);
+	return !pollist_platform || pollist_platform_polled;
 }
 
 /**
@@ -499,6 +499,7 @@ int pollist_platform_select(struct cpuidle_driver *drv,
 {
 	struct pollist_cpu *pc = this_cpu_ptr(&pollist_cpus);
 
+	pc->selected = true;
 	pc->chosen = false;
 	if (!index || !(drv->states[0].flags & CPUIDLE_FLAG_POLLING) ||
 	    dev->states_usage[0].disable || !pollist_may_poll(pc))
@@ -510,51 +511,42 @@ int pollist_platform_select(struct cpuidle_driver *drv,
 }
 
 /**
- * pollist_platform_enter - the polling state, walking the list
+ * pollist_platform_enter - walk the list from the polling state
  * @dev: this CPU's cpuidle device
  * @drv: the platform driver
  * @index: the polling state
  *
- * Runs in place of poll_idle() with RCU watching, since the entries'
- * poll() functions read RCU-protected driver state: the cpuidle core
- * calls it outside the RCU-idle section.  When the hook chose polling, the
- * window is this CPU's; when the governor did, poll_idle()'s limit.  A
- * CPU that finds another one polling the list spins as poll_idle() does
- * if the governor asked for polling, and returns at once otherwise, so
- * that the governor's state comes next.  With poll_limit_ns at 0 the list
- * is never walked: the state spins as poll_idle() does.
+ * Called by poll_idle() with RCU watching, since the entries' poll()
+ * functions read RCU-protected driver state.  The list is walked only in
+ * an idle period whose state the select hook saw (not for forced idle or
+ * the suspend-to-idle fallback), for this CPU's window when the hook
+ * chose polling, and for poll_idle()'s limit when the governor did.
  *
  * Context: the idle loop, interrupts disabled on entry and on return.
- * Return: @index.
+ * Return: @index after a session; -EBUSY when the hook chose polling but
+ * another CPU polls the list, so that the governor's state comes next;
+ * -ENOENT when the list was not walked: poll_idle() then spins.
  */
 int pollist_platform_enter(struct cpuidle_device *dev,
 			   struct cpuidle_driver *drv, int index)
 {
 	struct pollist_cpu *pc = this_cpu_ptr(&pollist_cpus);
+	bool selected = pc->selected, chosen = pc->chosen;
 	u64 window_ns = pollist_window(pc);
-	bool chosen = pc->chosen;
 	struct pollist_session s;
 	u64 limit_ns;
 
+	pc->selected = false;
 	pc->chosen = false;
-	limit_ns = chosen ? window_ns : cpuidle_poll_time(drv, dev);
-	dev->poll_time_limit = false;
-	local_irq_enable();
-	if (chosen || READ_ONCE(poll_limit_ns.val)) {
-		pollist_poll_idle(&pollist_global, dev->cpu, limit_ns, &s);
-		pollist_account(pc, window_ns, &s);
-		if (s.outcome != POLLIST_BUSY || chosen)
-			goto out;
-		local_irq_enable();
-	}
+	if (!selected || (!chosen && !READ_ONCE(poll_limit_ns.val)))
+		return -ENOENT;
 
-	/* The governor asked for polling: poll_idle()'s spin. */
-	s.outcome = POLLIST_RESCHED;
-	if (!current_set_polling_and_test())
-		pollist_spin(limit_ns, &s);
-	local_irq_disable();
-	current_clr_polling();
-out:
+	limit_ns = chosen ? window_ns : cpuidle_poll_time(drv, dev);
+	local_irq_enable();
+	pollist_poll_idle(&pollist_global, dev->cpu, limit_ns, &s);
+	pollist_account(pc, window_ns, &s);
+	if (s.outcome == POLLIST_BUSY)
+		return chosen ? -EBUSY : -ENOENT;
 	if (s.outcome == POLLIST_TIMEOUT)
 		dev->poll_time_limit = true;
 	return index;
@@ -563,14 +555,19 @@ out:
 /**
  * pollist_platform_reflect - learn from an idle period in a deeper state
  * @dev: this CPU's cpuidle device
- * @index: the state entered; the hooks only ever turn to state 0
+ * @index: the state entered, negative when none was; the hooks only
+ *	ever turn to state 0
  *
  * Context: the idle loop, interrupts enabled.
  */
 void pollist_platform_reflect(struct cpuidle_device *dev, int index)
 {
-	if (index)
-		pollist_after_halt(this_cpu_ptr(&pollist_cpus), dev);
+	struct pollist_cpu *pc = this_cpu_ptr(&pollist_cpus);
+
+	pc->selected = false;
+	pc->chosen = false;
+	if (index > 0)
+		pollist_after_halt(pc, dev);
 }
 
 /* ------------------------------------------------------------------------
@@ -648,6 +645,25 @@ static int __init pollist_platform_init(void)
 		pollist_global.nr_subs);
 	return 0;
 }
+
+/*
+ * After device_initcall, where intel_idle and acpi_idle register: whether
+ * the driver has a polling state the list can be polled from.  A driver
+ * registered later (a module) is not used.
+ */
+static int __init pollist_platform_check(void)
+{
+	struct cpuidle_driver *drv = cpuidle_get_driver();
+
+	if (!pollist_platform)
+		return 0;
+	pollist_platform_polled = drv && drv->state_count > 1 &&
+				  (drv->states[0].flags & CPUIDLE_FLAG_POLLING);
+	if (!pollist_platform_polled)
+		pr_info("no cpuidle driver with a polling state: the list is not polled\n");
+	return 0;
+}
+late_initcall_sync(pollist_platform_check);
 
 /*
  * Before device_initcall: the ACPI and intel_idle drivers register there

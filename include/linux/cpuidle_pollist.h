@@ -64,10 +64,10 @@ void pollist_synchronize(void);
 bool pollist_active(void);
 
 /*
- * The hooks in the cpuidle core that poll the list from the platform
- * driver's polling state (cpuidle_pollist.platform=1).  The key is on
- * while that mode runs and the list has entries: otherwise the core pays
- * a patched-out branch.
+ * The hooks in the cpuidle core (select, reflect) and in poll_idle() that
+ * poll the list from the platform driver's polling state
+ * (cpuidle_pollist.platform=1).  The key is on while that mode runs and
+ * the list has entries: otherwise they cost a patched-out branch.
  */
 DECLARE_STATIC_KEY_FALSE(pollist_platform_key);
 
@@ -105,7 +105,7 @@ static inline int pollist_platform_select(struct cpuidle_driver *drv,
 static inline int pollist_platform_enter(struct cpuidle_device *dev,
 					 struct cpuidle_driver *drv, int index)
 {
-	return index;
+	return -ENOENT;
 }
 
 static inline void pollist_platform_reflect(struct cpuidle_device *dev,

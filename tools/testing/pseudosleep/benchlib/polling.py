@@ -6,6 +6,9 @@ throughput to show no regression, for
   poll     booted with idle=poll
   pollist  the polling cpuidle driver (POLLIST_APPEND); "missing" when this
            kernel does not select it
+  acpi     acpi_idle with POLL, C1 and C2 (vm-run --cstates), menu
+  acpipoll acpi_idle, eth0's NAPI polled from its POLL state
+           (PLATFORM_APPEND): the platform's states are kept
   napi     HLT + NAPI deferral: napi_defer_hard_irqs=2,
            gro_flush_timeout=20000 ns on eth0
   coal     HLT + NIC interrupt coalescing (ethtool -C eth0 rx-usecs 50
@@ -24,8 +27,10 @@ Throughput: iperf3 host -> guest, and memcached gets of a 1 KB value on
 from . import common as C
 from . import load as L
 
-MODES = ("hlt", "poll", "pollist", "napi", "coal")
-APPEND = {"poll": "idle=poll", "pollist": C.POLLIST_APPEND}
+MODES = ("hlt", "poll", "pollist", "acpi", "acpipoll", "napi", "coal")
+APPEND = {"poll": "idle=poll", "pollist": C.POLLIST_APPEND,
+          "acpipoll": C.PLATFORM_APPEND}
+VM_ARGS = {"acpi": C.PLATFORM_VM_ARGS, "acpipoll": C.PLATFORM_VM_ARGS}
 NAPI_DEFER, GRO_FLUSH_NS = 2, 20000
 
 
@@ -37,6 +42,8 @@ iperf3 -s -D -p 5201 >/dev/null 2>&1
 """
     if mode == "pollist":
         s += C.POLLIST_CHECK
+    elif mode in ("acpi", "acpipoll"):
+        s += C.driver_check(C.PLATFORM_DRIVER, mode == "acpipoll")
     elif mode == "napi":
         s += r"""
 echo %d > /sys/class/net/eth0/napi_defer_hard_irqs || { echo "MISSING napi_defer_hard_irqs not writable"; exec sleep 1000000; }
@@ -79,7 +86,7 @@ def run_mode(ctx, mode, run, p):
     del OTHER[:]
     bg = C.BenchGuest("polling-%s-%d" % (mode, run), guest_script(mode),
                       ports=(80, 11211, 5201), append=APPEND.get(mode, ""),
-                      logdir=ctx.logdir)
+                      logdir=ctx.logdir, vm_args=VM_ARGS.get(mode, ()))
     try:
         m = bg.wait(r"^(READY|MISSING.*)$", 180)
         if not m:

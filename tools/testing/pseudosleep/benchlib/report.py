@@ -294,14 +294,17 @@ def polling_md(res, figs):
            "- **hlt**: default idle, HLT (cpuidle driver: %s). "
            "**poll**: `idle=poll`. "
            "**pollist**: polling cpuidle driver (`%s`), eth0's NAPI "
-           "polled from idle (`napi_idle_poll=1`). **napi**: HLT with "
+           "polled from idle (`napi_idle_poll=1`). **acpi**: acpi_idle "
+           "with POLL, C1 and C2 (`vm-run --cstates`), governor menu. "
+           "**acpipoll**: acpi_idle with eth0's NAPI polled from its POLL "
+           "state (`%s`, `napi_idle_poll=1`). **napi**: HLT with "
            "`napi_defer_hard_irqs=2`, `gro_flush_timeout=20000` on eth0. "
            "**coal**: HLT with `ethtool -C eth0 rx-usecs 50 rx-frames 16` "
            "(virtio-net needs VIRTIO_NET_F_NOTF_COAL, which QEMU 7.2 does "
            "not offer).\n" % (", ".join(sorted(set(
                str(r.get("driver")) for r in res["rows"]
                if r["mode"] == "hlt" and r.get("driver")))) or "?",
-               C.POLLIST_APPEND)]
+               C.POLLIST_APPEND, C.PLATFORM_APPEND)]
     rows = []
     for s in res["summary"]:
         if s["status"] != "ok":

@@ -21,6 +21,12 @@ NAPS = 50
 GETS = 70		# one per nap: a GET every GAP s ends the nap before it
 GAP = 0.8
 ALL_GETS = 6		# the contrast run: each costs a USB and NVMe resume
+# A GET that meets such a nap takes about 0.3 s, and after it napd waits
+# for quiet (no packets, no runnable task: the resumed devices wake
+# some), so at 0.8 s apart a passing run napped about 0.5 s per gap and
+# CI once saw no nap at all.  3 s between GETs leaves a whole nap on a
+# slower machine, and room for napd's back-off should an entry abort.
+ALL_GAP = 3.0
 # Under TCG Apache's work for a GET is more than napd's 10 % of CPU over
 # 50 ms and would hold the next nap back: the CPU check is not what this
 # tests.
@@ -46,7 +52,7 @@ def run():
         else:
             res["lean"] = s.run_phase(NAPD_ARGS, GETS, GAP)
             res["all"] = s.run_phase(NAPD_ARGS + " --device-policy all",
-                                     ALL_GETS, GAP)
+                                     ALL_GETS, ALL_GAP)
     finally:
         res["dmesg"], res["console"] = s.finish()
         res["info"] = s.info
@@ -125,7 +131,13 @@ def test_lean_naps_trace_sees_policy_all(run, record_property):
     detail = "%d naps, callbacks of %s" % (len(naps), ", ".join(
         sorted(seen)) or "none")
     if not naps or not usb or not nvme or not sata:
-        fail("--device-policy all", detail)
+        r = run["all"]
+        st = r["stats"]
+        fail("--device-policy all", "%s; napd exit %s, counted %s naps, "
+             "%s aborted, held back %s; its last lines: %s" % (
+                 detail, r.get("exit"), st.get("naps", "?"),
+                 st.get("aborted", "?"), st.get("held_back", "?"),
+                 " | ".join(r["out"].splitlines()[-5:-2])))
     if run["all"]["lost"]:
         fail("--device-policy all", "%d GETs lost" % run["all"]["lost"])
     record_property("detail", detail)

@@ -172,13 +172,26 @@ enum {
 };
 
 /**
+ * enum pollist_pick - who chose the polling state, for the platform hooks
+ * @POLLIST_PICK_NONE: the select hook did not run in this idle period
+ *	(forced idle, the suspend-to-idle fallback) or it has ended
+ * @POLLIST_PICK_GOVERNOR: the hook ran and left the governor's choice
+ * @POLLIST_PICK_HOOK: the hook turned the governor's choice into polling
+ */
+enum pollist_pick {
+	POLLIST_PICK_NONE,
+	POLLIST_PICK_GOVERNOR,
+	POLLIST_PICK_HOOK,
+};
+
+/**
  * struct pollist_cpu - per-CPU governor state and statistics
  * @limit_ns: current polling window
  * @window_ns: length of the last session
  * @outcome: how the last session ended, %POLLIST_NONE after a halt
  * @must_poll: PM QoS forbids halting: poll even without the ownership
- * @selected: the platform select hook ran in this idle period
- * @chosen: the platform hook turned the governor's choice into polling
+ * @pick: who chose the polling state in this idle period, as the platform
+ *	select hook saw it
  * @polls: sessions that owned the list
  * @hits: entries found with work
  * @poll_ns: time spent in sessions
@@ -194,8 +207,7 @@ struct pollist_cpu {
 	u64 window_ns;
 	enum pollist_outcome outcome;
 	bool must_poll;
-	bool selected;
-	bool chosen;
+	enum pollist_pick pick;
 	u64 polls;
 	u64 hits;
 	u64 poll_ns;
@@ -499,13 +511,12 @@ int pollist_platform_select(struct cpuidle_driver *drv,
 {
 	struct pollist_cpu *pc = this_cpu_ptr(&pollist_cpus);
 
-	pc->selected = true;
-	pc->chosen = false;
+	pc->pick = POLLIST_PICK_GOVERNOR;
 	if (!index || !(drv->states[0].flags & CPUIDLE_FLAG_POLLING) ||
 	    dev->states_usage[0].disable || !pollist_may_poll(pc))
 		return index;
 
-	pc->chosen = true;
+	pc->pick = POLLIST_PICK_HOOK;
 	*stop_tick = false;
 	return 0;
 }
@@ -531,13 +542,13 @@ int pollist_platform_enter(struct cpuidle_device *dev,
 			   struct cpuidle_driver *drv, int index)
 {
 	struct pollist_cpu *pc = this_cpu_ptr(&pollist_cpus);
-	bool selected = pc->selected, chosen = pc->chosen;
+	bool chosen = pc->pick == POLLIST_PICK_HOOK;
+	bool selected = pc->pick != POLLIST_PICK_NONE;
 	u64 window_ns = pollist_window(pc);
 	struct pollist_session s;
 	u64 limit_ns;
 
-	pc->selected = false;
-	pc->chosen = false;
+	pc->pick = POLLIST_PICK_NONE;
 	if (!selected || (!chosen && !READ_ONCE(poll_limit_ns.val)))
 		return -ENOENT;
 
@@ -564,8 +575,7 @@ void pollist_platform_reflect(struct cpuidle_device *dev, int index)
 {
 	struct pollist_cpu *pc = this_cpu_ptr(&pollist_cpus);
 
-	pc->selected = false;
-	pc->chosen = false;
+	pc->pick = POLLIST_PICK_NONE;
 	if (index > 0)
 		pollist_after_halt(pc, dev);
 }

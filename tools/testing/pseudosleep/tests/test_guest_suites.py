@@ -22,17 +22,18 @@ ORDER = 2
 #        extra vm-run options)
 SUITES = {
     "guest suite": (["abi_test", "nap_test"], "", "virtio", True, []),
-    # The polling idle driver, virtio-net polled through NAPI
-    # (pollist_test turns napi_idle_poll on); the pseudo-sleep tests run
-    # again on top of it.  Also the naps of a server set up for quiet
-    # naps: a TSC trusted without the clocksource watchdog, RCU callbacks
-    # offloaded.
+    # virtio-net polled through NAPI (pollist_test turns napi_idle_poll
+    # on) from the polling state of the platform's driver: acpi_idle,
+    # given C-states by --cstates.  The pseudo-sleep tests run again on
+    # top of it, so naps run with a cpuidle driver current, as on a real
+    # machine.  Also the naps of a server set up for quiet naps: a TSC
+    # trusted without the clocksource watchdog, RCU callbacks offloaded.
     "pollist suite": (["pollist_test", "nap_test"],
-                      "cpuidle_pollist.enable=1 tsc=reliable rcu_nocbs=all",
-                      "virtio", True, []),
+                      "cpuidle_pollist.platform=1 tsc=reliable rcu_nocbs=all",
+                      "virtio", True, ["--cstates"]),
     # The same NAPI client on other drivers, e1000 and e1000e: no KUnit
-    # again.  e1000e's list is polled from the polling state of the
-    # platform's driver: acpi_idle, given C-states by --cstates.
+    # again.  e1000's list is polled by the pollist driver and governor
+    # (cpuidle_pollist.enable=1), e1000e's as virtio-net's.
     "pollist e1000 suite": (["pollist_test"], "cpuidle_pollist.enable=1",
                             "e1000", False, []),
     "pollist e1000e suite": (["pollist_test"], "cpuidle_pollist.platform=1",

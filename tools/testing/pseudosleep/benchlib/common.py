@@ -133,7 +133,15 @@ echo "Content-Type: text/plain"
 echo
 exec awk 'NR==1{n=NF;next}{for(i=2;i<=n+1;i++)if($i~/^[0-9]+$/)s+=$i}END{printf "%d\n", s}' /proc/interrupts
 CGI
-chmod +x /www/cgi-bin/st /www/cgi-bin/irq
+# The polling list's hits (entries found with work), all CPUs; empty
+# when pollist is not in this kernel.
+cat > /www/cgi-bin/pollhits <<'CGI'
+#!/bin/sh
+echo "Content-Type: text/plain"
+echo
+exec awk 'NR>1{s+=$3}END{if(NR>1)printf "%d\n", s}' /sys/kernel/debug/pollist/stats 2>/dev/null
+CGI
+chmod +x /www/cgi-bin/st /www/cgi-bin/irq /www/cgi-bin/pollhits
 echo "INFO uname=$(uname -r)"
 echo "INFO driver=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null || echo none)"
 echo "INFO cmdline=$(cat /proc/cmdline)"

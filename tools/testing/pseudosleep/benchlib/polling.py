@@ -73,8 +73,9 @@ def measure(bg, fn):
     return r, c["wall_s"], c.get("cpu_s")
 
 
-def guest_irqs(port):
-    body, _ = C.http_get(port, "/cgi-bin/irq", timeout=10)
+def guest_count(port, cgi):
+    """The number a counting CGI of GUEST_LIB prints, or None."""
+    body, _ = C.http_get(port, "/cgi-bin/" + cgi, timeout=10)
     try:
         return int(body.decode().strip())
     except (AttributeError, ValueError):
@@ -108,10 +109,11 @@ def run_mode(ctx, mode, run, p):
         mc.close()
         for _ in range(5):
             C.http_get(hp, "/")
-        # HTTP latency, ab -c 1.
-        i0 = guest_irqs(hp)
+        # HTTP latency, ab -c 1.  The hits include those of the two
+        # counting GETs between h0 and h1 (of 200 requests).
+        h0, i0 = guest_count(hp, "pollhits"), guest_count(hp, "irq")
         r, wall, cpu = measure(bg, lambda: L.ab(hp, "/", n=p["ab_n"], c=1))
-        i1 = guest_irqs(hp)
+        i1, h1 = guest_count(hp, "irq"), guest_count(hp, "pollhits")
         if "error" in r:
             row["note"] = "ab: " + r["error"]
         else:
@@ -128,9 +130,16 @@ def run_mode(ctx, mode, run, p):
                 row["http_cpu_pct"] = 100.0 * cpu / wall
             if None not in (i0, i1) and r.get("complete"):
                 row["http_irqs_per_req"] = (i1 - i0) / r["complete"]
+            if None not in (h0, h1) and r.get("complete"):
+                row["http_hits_per_req"] = (h1 - h0) / r["complete"]
         # memcached get latency, one connection, sequential.
+        h0 = guest_count(hp, "pollhits")
         lat, wall, cpu = measure(bg, lambda: L.memcached_latency(
             mp, "k", p["mc_n"]))
+        h1 = guest_count(hp, "pollhits")
+        if None not in (h0, h1) and lat:
+            # the CGI's own GET before it counts too: not subtracted
+            row["mc_hits_per_get"] = (h1 - h0) / len(lat)
         s = C.summary([x * 1e3 for x in lat])
         row.update({"mc_n": s["n"], "mc_p50_ms": s["median"],
                     "mc_p90_ms": s["p90"], "mc_p99_ms": s["p99"],
@@ -169,14 +178,15 @@ def run_mode(ctx, mode, run, p):
 FIELDS = ["mode", "run", "status", "driver", "http_n", "http_failed",
           "http_mean_ms", "http_p50_ms", "http_p90_ms", "http_p99_ms",
           "http_max_ms", "http_rps", "http_cpu_ms_per_req", "http_cpu_pct",
-          "http_irqs_per_req", "mc_n", "mc_p50_ms", "mc_p90_ms", "mc_p99_ms",
-          "mc_max_ms", "mc_cpu_ms_per_get", "mc_cpu_pct", "iperf_mbps",
+          "http_irqs_per_req", "http_hits_per_req", "mc_n", "mc_p50_ms", "mc_p90_ms", "mc_p99_ms",
+          "mc_max_ms", "mc_cpu_ms_per_get", "mc_cpu_pct", "mc_hits_per_get",
+          "iperf_mbps",
           "iperf_cpu_pct", "mc_tput_gets_s", "mc_tput_kbs",
           "mc_tput_errors", "mc_tput_cpu_pct", "mc_tput_kb_per_cpu_s",
           "other_cpu_pct", "note"]
 SUMMARISED = ["http_mean_ms", "http_p50_ms", "http_p90_ms", "http_p99_ms",
               "http_cpu_ms_per_req", "http_cpu_pct", "http_irqs_per_req",
-              "mc_p50_ms", "mc_p90_ms", "mc_p99_ms", "mc_cpu_ms_per_get",
+              "http_hits_per_req", "mc_hits_per_get", "mc_p50_ms", "mc_p90_ms", "mc_p99_ms", "mc_cpu_ms_per_get",
               "mc_cpu_pct", "iperf_mbps", "iperf_cpu_pct", "mc_tput_kbs",
               "mc_tput_cpu_pct", "mc_tput_kb_per_cpu_s", "other_cpu_pct"]
 

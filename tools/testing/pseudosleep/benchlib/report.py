@@ -305,28 +305,36 @@ def polling_md(res, figs):
                str(r.get("driver")) for r in res["rows"]
                if r["mode"] == "hlt" and r.get("driver")))) or "?",
                C.POLLIST_APPEND, C.PLATFORM_APPEND)]
+    head = ["mode", "status (runs)", "HTTP mean ms", "HTTP p90 / p99 ms",
+            "host CPU ms per HTTP request", "memcached get p50 ms",
+            "memcached p99 ms", "list hits per HTTP request / get",
+            "iperf3 Mbit/s", "memcached 1 KB KB/s", "other host load %"]
     rows = []
     for s in res["summary"]:
         if s["status"] != "ok":
-            rows.append((s["mode"], s["status"], s["note"] or "", "", "", "",
-                         "", "", ""))
+            rows.append((s["mode"], s["status"], s["note"] or "") +
+                        ("",) * (len(head) - 3))
             continue
+        hits = "-"
+        if s.get("http_hits_per_req") is not None:
+            hits = "%s / %s" % (F(s["http_hits_per_req"], 2),
+                                F(s.get("mc_hits_per_get"), 2))
         rows.append((s["mode"], "ok (%d)" % s["runs"],
                      _rng(s, "http_mean_ms"),
                      "%s / %s" % (F(s["http_p90_ms"], 0),
                                   F(s["http_p99_ms"], 0)),
                      _rng(s, "http_cpu_ms_per_req"),
                      _rng(s, "mc_p50_ms", 2),
-                     F(s["mc_p99_ms"], 2),
+                     F(s["mc_p99_ms"], 2), hits,
                      _rng(s, "iperf_mbps"),
                      _rng(s, "mc_tput_kbs", 0),
                      F(s.get("other_cpu_pct"), 0)))
-    out.append(C.md_table(["mode", "status (runs)", "HTTP mean ms",
-                           "HTTP p90 / p99 ms", "host CPU ms per HTTP request",
-                           "memcached get p50 ms", "memcached p99 ms",
-                           "iperf3 Mbit/s", "memcached 1 KB KB/s",
-                           "other host load %"], rows))
-    out.append("\nab reports its percentiles in whole milliseconds. "
+    out.append(C.md_table(head, rows))
+    out.append("\nList hits: entries of the polling list found with work "
+               "(`/sys/kernel/debug/pollist/stats`), all CPUs, per request "
+               "(a request is several packets; a hit is one NAPI poll that "
+               "found one or more). ab reports its percentiles in whole "
+               "milliseconds. "
                "Medians over runs, [min..max] across runs. Under TCG a "
                "polling vCPU is a host thread that spins: on this 2-core "
                "host it competes with QEMU's I/O thread and with the "

@@ -45,6 +45,9 @@
 
 #include "cpuidle-pollist.h"
 
+#define CREATE_TRACE_POINTS
+#include <trace/events/pollist.h>
+
 /* ------------------------------------------------------------------------
  * The adaptive window
  */
@@ -252,11 +255,23 @@ static void pollist_spin(u64 limit_ns, struct pollist_session *s)
 	s->outcome = POLLIST_RESCHED;
 }
 
+/* The window learns from an event @event_ns after the start of @old_ns. */
+static void pollist_learn(struct pollist_cpu *pc, u64 old_ns, u64 event_ns)
+{
+	struct pollist_tunables t;
+	u64 new_ns;
+
+	pollist_get_tunables(&t);
+	new_ns = pollist_adjust(&t, old_ns, event_ns);
+	if (new_ns != old_ns)
+		trace_pollist_window(old_ns, new_ns, event_ns);
+	pc->limit_ns = new_ns;
+}
+
 static void pollist_account(struct pollist_cpu *pc, u64 limit_ns,
 			    const struct pollist_session *s)
 {
-	struct pollist_tunables t;
-
+	trace_pollist_session(s, limit_ns);
 	pc->outcome = s->outcome;
 	pc->window_ns = s->elapsed_ns;
 	if (s->outcome == POLLIST_BUSY) {
@@ -272,10 +287,8 @@ static void pollist_account(struct pollist_cpu *pc, u64 limit_ns,
 	else if (s->outcome == POLLIST_RESCHED)
 		pollist_inc(&pc->resched);
 
-	if (s->outcome == POLLIST_WORK) {
-		pollist_get_tunables(&t);
-		pc->limit_ns = pollist_adjust(&t, limit_ns, s->last_hit_ns);
-	}
+	if (s->outcome == POLLIST_WORK)
+		pollist_learn(pc, limit_ns, s->last_hit_ns);
 }
 
 /*
@@ -372,7 +385,6 @@ static bool pollist_may_poll(struct pollist_cpu *pc)
 static void pollist_after_halt(struct pollist_cpu *pc,
 			       struct cpuidle_device *dev)
 {
-	struct pollist_tunables t;
 	u64 event_ns;
 
 	pollist_inc(&pc->halts);
@@ -383,11 +395,8 @@ static void pollist_after_halt(struct pollist_cpu *pc,
 	else
 		event_ns = 0;
 	pc->outcome = POLLIST_NONE;
-	if (!event_ns)
-		return;
-
-	pollist_get_tunables(&t);
-	pc->limit_ns = pollist_adjust(&t, pollist_window(pc), event_ns);
+	if (event_ns)
+		pollist_learn(pc, pollist_window(pc), event_ns);
 }
 
 static int pollist_select(struct cpuidle_driver *drv,

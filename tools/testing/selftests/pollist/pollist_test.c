@@ -8,8 +8,9 @@
  * valid values and reject bad ones without changing, an idle machine
  * halts instead of polling, and with /sys/class/net/eth0/napi_idle_poll
  * set a reply to our ping is found by polling the NIC's NAPI instances
- * ("hits"), whatever the NIC's driver (virtio-net, e1000 or e1000e), and
- * with polling turned off nothing is polled.
+ * ("hits"), whatever the NIC's driver (virtio-net, e1000 or e1000e),
+ * the sessions and window changes show as trace events, and with polling
+ * turned off nothing is polled.
  * The tests skip what the command line did not enable.
  */
 #define _GNU_SOURCE
@@ -29,6 +30,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -724,6 +726,74 @@ TEST_F(nic, deep_states_kept)
 	TH_LOG("%d/50 replies, NAPI hits %lld", replies, hits1 - hits0);
 	EXPECT_LT(40, replies);
 	EXPECT_LT(poll0[0] + poll0[ncpu - 1], poll1[0] + poll1[ncpu - 1]);
+}
+
+#define TRACE_INST	"/sys/kernel/tracing/instances/pollist_test/"
+
+/* What the trace events of an instance's buffer say. */
+struct traced {
+	unsigned long long sessions, hits, windows;
+};
+
+static int read_traced(struct traced *t)
+{
+	unsigned int hits;
+	char line[512], *p;
+	FILE *f;
+
+	memset(t, 0, sizeof(*t));
+	f = fopen(TRACE_INST "trace", "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, " pollist_window: ")) {
+			t->windows++;
+			continue;
+		}
+		p = strstr(line, " pollist_session: ");
+		if (!p || strstr(p, "outcome=busy"))
+			continue;
+		t->sessions++;
+		p = strstr(p, " hits=");
+		if (p && sscanf(p, " hits=%u", &hits) == 1)
+			t->hits += hits;
+	}
+	fclose(f);
+	return 0;
+}
+
+/*
+ * The trace events pollist:pollist_session and pollist:pollist_window,
+ * in a trace instance of the test's own: every session the statistics
+ * count while they are on is traced, with its hits, and windows that
+ * shrink on an idle machine (poll_shrink=2 turns the fixture's 10 ms
+ * window to 0 after a longer idle period) and grow again are traced.
+ */
+TEST_F(nic, sessions_and_windows_traced)
+{
+	struct totals a, b;
+	struct traced t;
+	int replies;
+
+	if (mkdir(TRACE_INST, 0755) && errno != EEXIST)
+		SKIP(return, "no tracefs instances: %s", strerror(errno));
+	ASSERT_EQ(0, write_str(TRACE_INST "buffer_size_kb", "1024\n"));
+	ASSERT_EQ(0, write_str(TRACE_INST "events/pollist/enable", "1\n"))
+		TH_LOG("no pollist trace events");
+	ASSERT_EQ(0, write_str(PARAMS "poll_shrink", "2\n"));
+	ASSERT_LT(0, read_totals(&a));
+	usleep(500000);
+	replies = ping_gateway(20, 30);
+	ASSERT_LT(0, read_totals(&b));
+	write_str(TRACE_INST "events/pollist/enable", "0\n");
+	ASSERT_EQ(0, read_traced(&t));
+	rmdir(TRACE_INST);
+	TH_LOG("%d/20 replies; traced %llu sessions, %llu hits, %llu window changes; counted %llu polls, %llu hits",
+	       replies, t.sessions, t.hits, t.windows, b.polls - a.polls, b.hits - a.hits);
+	EXPECT_LT(0, b.polls - a.polls);
+	EXPECT_LE(b.polls - a.polls, t.sessions);
+	EXPECT_LE(b.hits - a.hits, t.hits);
+	EXPECT_LT(0, t.windows);
 }
 
 /* ETHTOOL_GRINGPARAM or ETHTOOL_SRINGPARAM on eth0; 0 or -errno. */

@@ -347,6 +347,7 @@ void pollist_poll(struct pollist *pl, int cpu, u64 limit_ns,
 	int idx;
 
 	memset(s, 0, sizeof(*s));
+	s->limit_ns = limit_ns;
 	if (!pollist_try_own(pl, cpu)) {
 		s->outcome = POLLIST_BUSY;
 		local_irq_disable();
@@ -405,6 +406,7 @@ void pollist_poll_idle(struct pollist *pl, int cpu, u64 limit_ns,
 {
 	if (current_set_polling_and_test()) {
 		memset(s, 0, sizeof(*s));
+		s->limit_ns = limit_ns;
 		s->outcome = POLLIST_RESCHED;
 		local_irq_disable();
 	} else {

@@ -46,7 +46,7 @@
 #include "cpuidle-pollist.h"
 
 #define CREATE_TRACE_POINTS
-#include <trace/events/pollist.h>
+#include "pollist_trace.h"
 
 /* ------------------------------------------------------------------------
  * The adaptive window
@@ -190,7 +190,7 @@ enum pollist_pick {
 /**
  * struct pollist_cpu - per-CPU governor state and statistics
  * @limit_ns: current polling window
- * @window_ns: length of the last session
+ * @session_ns: length of the last session
  * @outcome: how the last session ended, %POLLIST_NONE after a halt
  * @must_poll: PM QoS forbids halting: poll even without the ownership
  * @pick: who chose the polling state in this idle period, as the platform
@@ -207,7 +207,7 @@ enum pollist_pick {
  */
 struct pollist_cpu {
 	u64 limit_ns;
-	u64 window_ns;
+	u64 session_ns;
 	enum pollist_outcome outcome;
 	bool must_poll;
 	enum pollist_pick pick;
@@ -243,19 +243,26 @@ static u64 pollist_window(const struct pollist_cpu *pc)
 /* Plain polling for need_resched(), when PM QoS forbids halting. */
 static void pollist_spin(u64 limit_ns, struct pollist_session *s)
 {
-	u64 start = local_clock();
+	u64 start = local_clock(), now = start;
 
+	s->limit_ns = limit_ns;
+	s->outcome = POLLIST_RESCHED;
 	while (!need_resched()) {
 		cpu_relax();
-		if (local_clock() - start >= limit_ns) {
+		now = local_clock();
+		if (now - start >= limit_ns) {
 			s->outcome = POLLIST_TIMEOUT;
-			return;
+			break;
 		}
 	}
-	s->outcome = POLLIST_RESCHED;
+	s->elapsed_ns = now - start;
 }
 
-/* The window learns from an event @event_ns after the start of @old_ns. */
+/*
+ * The window learns from an event @event_ns after the start of a window of
+ * @old_ns, the effective one (capped by poll_limit_ns): a change of the cap
+ * alone is not traced.
+ */
 static void pollist_learn(struct pollist_cpu *pc, u64 old_ns, u64 event_ns)
 {
 	struct pollist_tunables t;
@@ -271,9 +278,9 @@ static void pollist_learn(struct pollist_cpu *pc, u64 old_ns, u64 event_ns)
 static void pollist_account(struct pollist_cpu *pc, u64 limit_ns,
 			    const struct pollist_session *s)
 {
-	trace_pollist_session(s, limit_ns);
+	trace_pollist_session(s);
 	pc->outcome = s->outcome;
-	pc->window_ns = s->elapsed_ns;
+	pc->session_ns = s->elapsed_ns;
 	if (s->outcome == POLLIST_BUSY) {
 		pollist_inc(&pc->busy);
 		return;
@@ -389,7 +396,7 @@ static void pollist_after_halt(struct pollist_cpu *pc,
 
 	pollist_inc(&pc->halts);
 	if (pc->outcome == POLLIST_TIMEOUT)
-		event_ns = pc->window_ns + dev->last_residency_ns;
+		event_ns = pc->session_ns + dev->last_residency_ns;
 	else if (!pc->limit_ns)
 		event_ns = dev->last_residency_ns;
 	else

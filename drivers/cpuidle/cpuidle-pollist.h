@@ -107,6 +107,7 @@ enum pollist_outcome {
  *	need_resched()
  * @elapsed_ns: time spent polling
  * @last_hit_ns: time from the start to the last hit, 0 without hits
+ * @limit_ns: the time the session was given
  */
 struct pollist_session {
 	enum pollist_outcome outcome;
@@ -114,6 +115,7 @@ struct pollist_session {
 	unsigned int passes;
 	u64 elapsed_ns;
 	u64 last_hit_ns;
+	u64 limit_ns;
 };
 
 /* cpuidle-pollist-list.c */

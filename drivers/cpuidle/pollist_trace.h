@@ -1,22 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Trace events of the polling list (drivers/cpuidle/cpuidle-pollist.c):
- * each polling session and each change of a CPU's polling window, as
- * power:guest_halt_poll_ns does for haltpoll.  The session's type and its
- * outcomes come from drivers/cpuidle/cpuidle-pollist.h, which the one file
- * that creates these events includes first; other files see only the
- * trace_pollist_*() declarations.
+ * Trace events of the polling list: each polling session and each change
+ * of a CPU's polling window, as power:guest_halt_poll_ns does for
+ * haltpoll.  Created by cpuidle-pollist.c (its Makefile line adds this
+ * directory to the include path for define_trace.h).
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM pollist
 
-#if !defined(_TRACE_POLLIST_H) || defined(TRACE_HEADER_MULTI_READ)
-#define _TRACE_POLLIST_H
+#if !defined(_POLLIST_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _POLLIST_TRACE_H
 
 #include <linux/tracepoint.h>
 #include <linux/types.h>
 
-struct pollist_session;
+#include "cpuidle-pollist.h"
 
 TRACE_DEFINE_ENUM(POLLIST_RESCHED);
 TRACE_DEFINE_ENUM(POLLIST_WORK);
@@ -31,27 +29,27 @@ TRACE_DEFINE_ENUM(POLLIST_BUSY);
 			 { POLLIST_BUSY, "busy" })
 
 /*
- * A polling session ended (@s: how, its hits and length; @window_ns: the
- * window it was given).  Emitted on the CPU that polled, also when another
- * CPU owned the list (outcome busy: nothing was polled).
+ * A polling session ended: how, its hits and passes over the list, its
+ * length and the time it was given.  Emitted on the CPU that polled, also
+ * when another CPU owned the list (outcome busy: nothing was polled).
  */
 TRACE_EVENT(pollist_session,
-	    TP_PROTO(const struct pollist_session *s, u64 window_ns),
-	    TP_ARGS(s, window_ns),
+	    TP_PROTO(const struct pollist_session *s),
+	    TP_ARGS(s),
 	    TP_STRUCT__entry(__field(u64, elapsed_ns)
-			     __field(u64, window_ns)
+			     __field(u64, limit_ns)
 			     __field(unsigned int, hits)
 			     __field(unsigned int, passes)
 			     __field(unsigned int, outcome)),
 	    TP_fast_assign(__entry->elapsed_ns = s->elapsed_ns;
-			   __entry->window_ns = window_ns;
+			   __entry->limit_ns = s->limit_ns;
 			   __entry->hits = s->hits;
 			   __entry->passes = s->passes;
 			   __entry->outcome = s->outcome;),
-	    TP_printk("outcome=%s hits=%u passes=%u elapsed_ns=%llu window_ns=%llu",
+	    TP_printk("outcome=%s hits=%u passes=%u elapsed_ns=%llu limit_ns=%llu",
 		      show_pollist_outcome(__entry->outcome), __entry->hits,
 		      __entry->passes, __entry->elapsed_ns,
-		      __entry->window_ns)
+		      __entry->limit_ns)
 );
 
 /*
@@ -68,13 +66,15 @@ TRACE_EVENT(pollist_window,
 	    TP_fast_assign(__entry->old_ns = old_ns;
 			   __entry->new_ns = new_ns;
 			   __entry->event_ns = event_ns;),
-	    TP_printk("window_ns=%llu (%s %llu) event_ns=%llu",
-		      __entry->new_ns,
-		      __entry->new_ns > __entry->old_ns ? "grow" : "shrink",
-		      __entry->old_ns, __entry->event_ns)
+	    TP_printk("old_ns=%llu new_ns=%llu event_ns=%llu",
+		      __entry->old_ns, __entry->new_ns, __entry->event_ns)
 );
 
-#endif /* _TRACE_POLLIST_H */
+#endif /* _POLLIST_TRACE_H */
 
 /* This part must be outside protection */
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE pollist_trace
 #include <trace/define_trace.h>

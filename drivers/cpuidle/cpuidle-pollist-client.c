@@ -4,7 +4,7 @@
  *
  * A driver registers a poll request (a cheap read-only check and what its
  * interrupt handler would do when the check finds work) on the one global
- * polling list, which the pollist cpuidle driver polls once it runs.  See
+ * polling list, which idle CPUs poll from the cpuidle polling state.  See
  * Documentation/pollist.rst.
  */
 
@@ -16,7 +16,7 @@
 
 #include "cpuidle-pollist.h"
 
-/* The list every client registers on; the driver sets it up at boot. */
+/* The list every client registers on, set up at boot. */
 struct pollist pollist_global;
 static bool pollist_on __read_mostly;
 
@@ -33,8 +33,8 @@ void __init pollist_clients_open(void)
 /**
  * pollist_active - whether registered entries are polled
  *
- * Return: true once the list was set up at boot, for the pollist driver
- * or for the polling state of a platform driver that has one.
+ * Return: true once the list was set up at boot and the platform's
+ * cpuidle driver has a polling state to poll it from.
  */
 bool pollist_active(void)
 {
@@ -55,8 +55,8 @@ EXPORT_SYMBOL_GPL(pollist_active);
  *
  * Context: process context, may sleep (the first entry turns the
  * platform hooks on); may be called from any CPU.
- * Return: 0, -ENODEV if nothing polls the list (neither
- * cpuidle_pollist.enable=1 nor cpuidle_pollist.platform=1), -EINVAL
+ * Return: 0, -ENODEV if nothing polls the list (no
+ * cpuidle_pollist.enable=1, or no polling state to run it), -EINVAL
  * without callbacks, -EBUSY if @entry is already registered.
  */
 int pollist_register(struct pollist_entry *entry)
@@ -157,7 +157,7 @@ DEFINE_SHOW_ATTRIBUTE(pollist_entries);
 
 /**
  * pollist_clients_debugfs - create the entries file
- * @dir: the driver's debugfs directory
+ * @dir: the polling list's debugfs directory
  */
 void __init pollist_clients_debugfs(struct dentry *dir)
 {

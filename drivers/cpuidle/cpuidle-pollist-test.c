@@ -777,7 +777,7 @@ static void pollist_test_adjust(struct kunit *test)
 		.max_ns = 200000, .grow_start_ns = 50000, .grow = 2, .shrink = 2,
 	};
 
-	/* From zero: a short halt starts polling at grow_start. */
+	/* From zero: a short idle period starts polling at grow_start. */
 	KUNIT_EXPECT_EQ(test, pollist_adjust(&t, 0, 30000), 50000ULL);
 	KUNIT_EXPECT_EQ(test, pollist_adjust(&t, 0, 300000), 0ULL);
 	/* An early hit keeps the window. */
@@ -826,5 +826,5 @@ static struct kunit_suite pollist_test_suite = {
 
 kunit_test_suite(pollist_test_suite);
 
-MODULE_DESCRIPTION("KUnit tests for the pollist cpuidle driver");
+MODULE_DESCRIPTION("KUnit tests for the cpuidle polling list");
 MODULE_LICENSE("GPL");

@@ -1,30 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pollist: a cpuidle driver whose polling state walks a polling list: the
- * poller, its adaptive window, the driver's states and governor.
+ * pollist: the polling list polled from the platform's polling state: the
+ * poller's adaptive window and the cpuidle core hooks that run it.
  *
  * Device drivers register poll requests on the global polling list
  * (cpuidle-pollist-client.c), which has one sub-list per CPU
  * (cpuidle-pollist-list.c).  An idle CPU that wins the poller ownership
  * walks all the sub-lists until an entry has work, a task becomes runnable
- * or its polling window expires; the other idle CPUs halt at once, since
- * one poller is enough.  The poller only looks: work it finds runs after
- * the CPU has left the polling state, from an interrupt of its own, so a
- * wakeup is never left waiting behind it.  The window adapts per CPU like
- * the haltpoll governor's.
+ * or its polling window expires; the other idle CPUs enter the state their
+ * governor chose at once, since one poller is enough.  The poller only
+ * looks: work it finds runs after the CPU has left the polling state, from
+ * an interrupt of its own, so a wakeup is never left waiting behind it.
+ * The window adapts per CPU like the haltpoll governor's.
  *
- * Two ways to run it, chosen at boot (Documentation/pollist.rst):
- * cpuidle_pollist.platform=1 polls the list from the polling state of the
- * platform's own driver (intel_idle, acpi_idle, haltpoll), through hooks
- * in the cpuidle core, and keeps that driver's deeper states;
- * cpuidle_pollist.enable=1 registers a driver of its own with two states,
- * polling and HLT, in place of the platform's.
+ * The list is polled from the polling state 0 of the platform's own
+ * cpuidle driver (intel_idle, acpi_idle, haltpoll), so that driver's
+ * deeper states stay reachable; cpuidle_pollist.enable=1 turns it on
+ * (Documentation/pollist.rst).
  */
 
 #define pr_fmt(fmt) "pollist: " fmt
 
-#include <linux/cpu.h>
-#include <linux/cpuhotplug.h>
 #include <linux/cpuidle.h>
 #include <linux/cpuidle_pollist.h>
 #include <linux/debugfs.h>
@@ -35,14 +31,10 @@
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
-#include <linux/sched.h>
-#include <linux/sched/clock.h>
-#include <linux/sched/idle.h>
 #include <linux/seq_file.h>
 #include <linux/sysfs.h>
 
-#include <asm/processor.h>
-
+#include "cpuidle.h"
 #include "cpuidle-pollist.h"
 
 #define CREATE_TRACE_POINTS
@@ -57,7 +49,7 @@
  * @t: the tunables
  * @cur_ns: the current window, 0 when the CPU does not poll
  * @event_ns: when the event that ended the idle period came, from the
- *	start of the window: a hit, or the window plus the following halt
+ *	start of the window: a hit, or the window plus the idle period after it
  *
  * An event in the second half of the window or after it, but within
  * @t->max_ns, grows the window: a slightly shorter one would have missed
@@ -91,11 +83,7 @@ u64 pollist_adjust(const struct pollist_tunables *t, u64 cur_ns, u64 event_ns)
 
 static bool pollist_enable __ro_after_init;
 module_param_named(enable, pollist_enable, bool, 0444);
-MODULE_PARM_DESC(enable, "Register the pollist cpuidle driver at boot");
-
-static bool pollist_platform __ro_after_init;
-module_param_named(platform, pollist_platform, bool, 0444);
-MODULE_PARM_DESC(platform, "Poll the list from the platform cpuidle driver's polling state");
+MODULE_PARM_DESC(enable, "Poll the list from the cpuidle driver's polling state");
 
 /* An unsigned int parameter with a range, checked when it is written. */
 struct pollist_param {
@@ -155,7 +143,7 @@ static struct pollist_param poll_shrink = {
 	.val = 2, .min = 0, .max = 16,
 };
 module_param_cb(poll_shrink, &pollist_param_ops, &poll_shrink, 0644);
-MODULE_PARM_DESC(poll_shrink, "Window divisor after a long halt, 0 to stop polling at once (0-16)");
+MODULE_PARM_DESC(poll_shrink, "Window divisor after a long idle period, 0 to stop polling at once (0-16)");
 
 static void pollist_get_tunables(struct pollist_tunables *t)
 {
@@ -166,13 +154,8 @@ static void pollist_get_tunables(struct pollist_tunables *t)
 }
 
 /* ------------------------------------------------------------------------
- * The cpuidle driver and its governor
+ * The window and the statistics of each CPU
  */
-
-enum {
-	POLLIST_STATE_POLL,
-	POLLIST_STATE_HALT,
-};
 
 /**
  * enum pollist_pick - who chose the polling state, for the platform hooks
@@ -188,20 +171,21 @@ enum pollist_pick {
 };
 
 /**
- * struct pollist_cpu - per-CPU governor state and statistics
+ * struct pollist_cpu - per-CPU window state and statistics
  * @limit_ns: current polling window
  * @session_ns: length of the last session
- * @outcome: how the last session ended, %POLLIST_NONE after a halt
- * @must_poll: PM QoS forbids halting: poll even without the ownership
+ * @outcome: how the last session the select hook chose ended,
+ *	%POLLIST_NONE after a deeper state
  * @pick: who chose the polling state in this idle period, as the platform
  *	select hook saw it
  * @polls: sessions that owned the list
  * @hits: entries found with work
  * @poll_ns: time spent in sessions
- * @fallbacks: sessions whose window expired, followed by a halt
+ * @fallbacks: sessions whose window expired, followed by a deeper state
  * @resched: sessions ended by a runnable task
- * @busy: idle periods that halted because another CPU was polling
- * @halts: halt state entries
+ * @busy: idle periods that did not poll the list because another CPU
+ *	owned it
+ * @deep: idle periods in a state deeper than polling
  *
  * Written by its CPU only; debugfs reads it from any CPU.
  */
@@ -209,7 +193,6 @@ struct pollist_cpu {
 	u64 limit_ns;
 	u64 session_ns;
 	enum pollist_outcome outcome;
-	bool must_poll;
 	enum pollist_pick pick;
 	u64 polls;
 	u64 hits;
@@ -217,11 +200,10 @@ struct pollist_cpu {
 	u64 fallbacks;
 	u64 resched;
 	u64 busy;
-	u64 halts;
+	u64 deep;
 };
 
 static DEFINE_PER_CPU(struct pollist_cpu, pollist_cpus);
-static struct cpuidle_device __percpu *pollist_devices;
 
 /* Counters have one writer, their CPU, and are read from any CPU. */
 static void pollist_inc(u64 *counter)
@@ -238,24 +220,6 @@ static void pollist_add_to(u64 *counter, u64 val)
 static u64 pollist_window(const struct pollist_cpu *pc)
 {
 	return min_t(u64, pc->limit_ns, READ_ONCE(poll_limit_ns.val));
-}
-
-/* Plain polling for need_resched(), when PM QoS forbids halting. */
-static void pollist_spin(u64 limit_ns, struct pollist_session *s)
-{
-	u64 start = local_clock(), now = start;
-
-	s->limit_ns = limit_ns;
-	s->outcome = POLLIST_RESCHED;
-	while (!need_resched()) {
-		cpu_relax();
-		now = local_clock();
-		if (now - start >= limit_ns) {
-			s->outcome = POLLIST_TIMEOUT;
-			break;
-		}
-	}
-	s->elapsed_ns = now - start;
 }
 
 /*
@@ -275,97 +239,34 @@ static void pollist_learn(struct pollist_cpu *pc, u64 old_ns, u64 event_ns)
 	pc->limit_ns = new_ns;
 }
 
-static void pollist_account(struct pollist_cpu *pc, u64 limit_ns,
-			    const struct pollist_session *s)
+/*
+ * Counts a session.  Only one the select hook chose, for this CPU's window
+ * @window_ns, teaches that window: one the governor chose ran for the
+ * governor's own limit.
+ */
+static void pollist_account(struct pollist_cpu *pc, u64 window_ns,
+			    const struct pollist_session *s, bool chosen)
 {
 	trace_pollist_session(s);
-	pc->outcome = s->outcome;
-	pc->session_ns = s->elapsed_ns;
 	if (s->outcome == POLLIST_BUSY) {
 		pollist_inc(&pc->busy);
+	} else {
+		pollist_inc(&pc->polls);
+		pollist_add_to(&pc->hits, s->hits);
+		pollist_add_to(&pc->poll_ns, s->elapsed_ns);
+		if (s->outcome == POLLIST_TIMEOUT)
+			pollist_inc(&pc->fallbacks);
+		else if (s->outcome == POLLIST_RESCHED)
+			pollist_inc(&pc->resched);
+	}
+	if (!chosen)
 		return;
-	}
 
-	pollist_inc(&pc->polls);
-	pollist_add_to(&pc->hits, s->hits);
-	pollist_add_to(&pc->poll_ns, s->elapsed_ns);
-	if (s->outcome == POLLIST_TIMEOUT)
-		pollist_inc(&pc->fallbacks);
-	else if (s->outcome == POLLIST_RESCHED)
-		pollist_inc(&pc->resched);
-
+	pc->outcome = s->outcome;
+	pc->session_ns = s->elapsed_ns;
 	if (s->outcome == POLLIST_WORK)
-		pollist_learn(pc, limit_ns, s->last_hit_ns);
+		pollist_learn(pc, window_ns, s->last_hit_ns);
 }
-
-/*
- * The polling state.  CPUIDLE_FLAG_RCU_IDLE: RCU keeps watching this CPU,
- * as the poll functions read RCU-protected driver state; the CPU never
- * enters an RCU extended quiescent state here and a session is bounded by
- * the window.  The work a hit hands over runs after this returns, when the
- * cpuidle core enables interrupts: it is not counted in the state's
- * residency, nor by NOHZ as idle time.
- */
-static int pollist_enter_poll(struct cpuidle_device *dev,
-			      struct cpuidle_driver *drv, int index)
-{
-	struct pollist_cpu *pc = this_cpu_ptr(&pollist_cpus);
-	u64 limit_ns = pollist_window(pc);
-	struct pollist_session s;
-
-	dev->poll_time_limit = false;
-	local_irq_enable();
-	pollist_poll_idle(&pollist_global, dev->cpu, limit_ns, &s);
-	if (s.outcome == POLLIST_BUSY && pc->must_poll) {
-		local_irq_enable();
-		if (!current_set_polling_and_test())
-			pollist_spin(limit_ns ?: TICK_NSEC, &s);
-		local_irq_disable();
-		current_clr_polling();
-	}
-
-	if (s.outcome == POLLIST_TIMEOUT)
-		dev->poll_time_limit = true;
-	pollist_account(pc, limit_ns, &s);
-	return index;
-}
-
-static __cpuidle int pollist_enter_halt(struct cpuidle_device *dev,
-					struct cpuidle_driver *drv, int index)
-{
-	if (current_clr_polling_and_test())
-		return index;
-
-	arch_cpu_idle();
-	return index;
-}
-
-static struct cpuidle_driver pollist_driver = {
-	.name = "pollist",
-	.governor = "pollist",
-	.owner = THIS_MODULE,
-	.states = {
-		[POLLIST_STATE_POLL] = {
-			.enter			= pollist_enter_poll,
-			.exit_latency		= 0,
-			.target_residency	= 0,
-			.power_usage		= -1,
-			.flags			= CPUIDLE_FLAG_POLLING |
-						  CPUIDLE_FLAG_RCU_IDLE,
-			.name			= "POLLIST",
-			.desc			= "pollist: walk the polling list",
-		},
-		[POLLIST_STATE_HALT] = {
-			.enter			= pollist_enter_halt,
-			.exit_latency		= 1,
-			.target_residency	= 1,
-			.power_usage		= -1,
-			.name			= "HLT",
-			.desc			= "pollist: architecture halt",
-		},
-	},
-	.state_count = 2,
-};
 
 /* Whether this CPU polls the list in its next idle period. */
 static bool pollist_may_poll(struct pollist_cpu *pc)
@@ -389,12 +290,12 @@ static bool pollist_may_poll(struct pollist_cpu *pc)
  * After an idle period in a state deeper than polling: a window that
  * expired before it, or a window of zero, learns when the event came.
  */
-static void pollist_after_halt(struct pollist_cpu *pc,
+static void pollist_after_deep(struct pollist_cpu *pc,
 			       struct cpuidle_device *dev)
 {
 	u64 event_ns;
 
-	pollist_inc(&pc->halts);
+	pollist_inc(&pc->deep);
 	if (pc->outcome == POLLIST_TIMEOUT)
 		event_ns = pc->session_ns + dev->last_residency_ns;
 	else if (!pc->limit_ns)
@@ -406,61 +307,11 @@ static void pollist_after_halt(struct pollist_cpu *pc,
 		pollist_learn(pc, pollist_window(pc), event_ns);
 }
 
-static int pollist_select(struct cpuidle_driver *drv,
-			  struct cpuidle_device *dev, bool *stop_tick)
-{
-	struct pollist_cpu *pc = this_cpu_ptr(&pollist_cpus);
-	s64 latency_req = cpuidle_governor_latency_req(dev->cpu);
-
-	/* Chosen by hand for another driver: its deepest allowed state. */
-	if (drv != &pollist_driver)
-		return cpuidle_find_deepest_state(drv, dev, latency_req);
-
-	pc->must_poll = latency_req == 0 ||
-			dev->states_usage[POLLIST_STATE_HALT].disable;
-	if (pc->must_poll) {
-		*stop_tick = false;
-		return POLLIST_STATE_POLL;
-	}
-	if (dev->states_usage[POLLIST_STATE_POLL].disable || !pollist_may_poll(pc))
-		return POLLIST_STATE_HALT;
-
-	*stop_tick = false;
-	return POLLIST_STATE_POLL;
-}
-
-static void pollist_reflect(struct cpuidle_device *dev, int index)
-{
-	dev->last_state_idx = index;
-	if (index == POLLIST_STATE_HALT)
-		pollist_after_halt(this_cpu_ptr(&pollist_cpus), dev);
-}
-
-static int pollist_gov_enable(struct cpuidle_driver *drv,
-			      struct cpuidle_device *dev)
-{
-	struct pollist_cpu *pc = per_cpu_ptr(&pollist_cpus, dev->cpu);
-
-	pc->limit_ns = min(READ_ONCE(poll_grow_start_ns.val),
-			   READ_ONCE(poll_limit_ns.val));
-	pc->outcome = POLLIST_NONE;
-	pc->must_poll = false;
-	return 0;
-}
-
-static struct cpuidle_governor pollist_governor = {
-	.name		= "pollist",
-	.rating		= 9,
-	.enable		= pollist_gov_enable,
-	.select		= pollist_select,
-	.reflect	= pollist_reflect,
-};
-
 /* ------------------------------------------------------------------------
  * Polling from the platform driver's polling state
  *
- * With cpuidle_pollist.platform=1 the platform driver and the governor
- * the user chose stay.  While the list has entries, the cpuidle core calls
+ * The platform driver and the governor the user chose stay.  While the
+ * list has entries, the cpuidle core calls
  * three hooks: after the governor's select, from the polling state's
  * poll_idle() before it spins, and after the governor's reflect.  A CPU
  * that may own the list polls it instead of entering the state the
@@ -474,9 +325,6 @@ DEFINE_STATIC_KEY_FALSE(pollist_platform_key);
 /* Serializes turning the key on and off with the count of entries. */
 static DEFINE_MUTEX(pollist_platform_lock);
 
-/* The cpuidle driver registered at boot has a polling state 0. */
-static bool pollist_platform_polled __ro_after_init;
-
 /**
  * pollist_platform_update - turn the platform hooks on while entries exist
  *
@@ -488,7 +336,7 @@ static bool pollist_platform_polled __ro_after_init;
  */
 void pollist_platform_update(void)
 {
-	if (!pollist_platform)
+	if (!pollist_enable)
 		return;
 
 	mutex_lock(&pollist_platform_lock);
@@ -502,12 +350,27 @@ void pollist_platform_update(void)
 /**
  * pollist_polled - whether anything polls the global list
  *
- * Return: true with the pollist driver, or with cpuidle_pollist.platform=1
- * when the cpuidle driver registered at boot has a polling state 0.
+ * The cpuidle driver is looked up each time: it may register after this
+ * code's initcall (a module) or change.  The hooks check the polling
+ * state in every idle period anyway.
+ *
+ * Return: true with cpuidle_pollist.enable=1 while the current cpuidle
+ * driver has a polling state 0 and a deeper one.
  */
 bool pollist_polled(void)
 {
-	return !pollist_platform || pollist_platform_polled;
+	struct cpuidle_driver *drv;
+	bool polled;
+
+	if (!pollist_enable)
+		return false;
+
+	spin_lock(&cpuidle_driver_lock);
+	drv = cpuidle_get_driver();
+	polled = drv && drv->state_count > 1 &&
+		 (drv->states[0].flags & CPUIDLE_FLAG_POLLING);
+	spin_unlock(&cpuidle_driver_lock);
+	return polled;
 }
 
 /**
@@ -571,7 +434,7 @@ int pollist_platform_enter(struct cpuidle_device *dev,
 	limit_ns = chosen ? window_ns : cpuidle_poll_time(drv, dev);
 	local_irq_enable();
 	pollist_poll_idle(&pollist_global, dev->cpu, limit_ns, &s);
-	pollist_account(pc, window_ns, &s);
+	pollist_account(pc, window_ns, &s, chosen);
 	if (s.outcome == POLLIST_BUSY)
 		return chosen ? -EBUSY : -ENOENT;
 	if (s.outcome == POLLIST_TIMEOUT)
@@ -593,7 +456,7 @@ void pollist_platform_reflect(struct cpuidle_device *dev, int index)
 
 	pc->pick = POLLIST_PICK_NONE;
 	if (index > 0)
-		pollist_after_halt(pc, dev);
+		pollist_after_deep(pc, dev);
 }
 
 /* ------------------------------------------------------------------------
@@ -604,7 +467,7 @@ static int pollist_stats_show(struct seq_file *m, void *v)
 {
 	int cpu;
 
-	seq_puts(m, "cpu polls hits poll_ns fallbacks resched busy halts limit_ns\n");
+	seq_puts(m, "cpu polls hits poll_ns fallbacks resched busy deep limit_ns\n");
 	for_each_possible_cpu(cpu) {
 		struct pollist_cpu *pc = per_cpu_ptr(&pollist_cpus, cpu);
 
@@ -612,7 +475,7 @@ static int pollist_stats_show(struct seq_file *m, void *v)
 			   READ_ONCE(pc->polls), READ_ONCE(pc->hits),
 			   READ_ONCE(pc->poll_ns), READ_ONCE(pc->fallbacks),
 			   READ_ONCE(pc->resched), READ_ONCE(pc->busy),
-			   READ_ONCE(pc->halts), READ_ONCE(pc->limit_ns));
+			   READ_ONCE(pc->deep), READ_ONCE(pc->limit_ns));
 	}
 	return 0;
 }
@@ -630,34 +493,19 @@ static void __init pollist_debugfs_init(void)
  * Boot
  */
 
-static int pollist_cpu_online(unsigned int cpu)
-{
-	struct cpuidle_device *dev = per_cpu_ptr(pollist_devices, cpu);
-
-	if (!dev->registered) {
-		dev->cpu = cpu;
-		if (cpuidle_register_device(dev)) {
-			pr_notice("cpuidle_register_device %u failed\n", cpu);
-			return -EIO;
-		}
-	}
-	return 0;
-}
-
-static int pollist_cpu_offline(unsigned int cpu)
-{
-	struct cpuidle_device *dev = per_cpu_ptr(pollist_devices, cpu);
-
-	if (dev->registered)
-		cpuidle_unregister_device(dev);
-	return 0;
-}
-
-static int __init pollist_platform_init(void)
+/*
+ * The list is set up whether or not a cpuidle driver registered yet:
+ * entries register at run time (napi_idle_poll) and only while the
+ * current driver has a polling state (pollist_polled()).
+ */
+static int __init pollist_init(void)
 {
 	u64 start_ns = min(READ_ONCE(poll_grow_start_ns.val),
 			   READ_ONCE(poll_limit_ns.val));
 	int cpu, ret;
+
+	if (!pollist_enable)
+		return 0;
 
 	ret = pollist_init_list(&pollist_global, nr_cpu_ids);
 	if (ret)
@@ -667,95 +515,8 @@ static int __init pollist_platform_init(void)
 		per_cpu_ptr(&pollist_cpus, cpu)->limit_ns = start_ns;
 	pollist_debugfs_init();
 	pollist_clients_open();
-	pr_info("polling list with %u sub-lists, polled from the platform driver's polling state\n",
+	pr_info("polling list with %u sub-lists, polled from the cpuidle driver's polling state\n",
 		pollist_global.nr_subs);
 	return 0;
 }
-
-/*
- * After device_initcall, where intel_idle and acpi_idle register: whether
- * the driver has a polling state the list can be polled from.  A driver
- * registered later (a module) is not used.
- */
-static int __init pollist_platform_check(void)
-{
-	struct cpuidle_driver *drv = cpuidle_get_driver();
-
-	if (!pollist_platform)
-		return 0;
-	pollist_platform_polled = drv && drv->state_count > 1 &&
-				  (drv->states[0].flags & CPUIDLE_FLAG_POLLING);
-	if (!pollist_platform_polled)
-		pr_info("no cpuidle driver with a polling state: the list is not polled\n");
-	return 0;
-}
-late_initcall_sync(pollist_platform_check);
-
-/*
- * Before device_initcall: the ACPI and intel_idle drivers register there
- * and step aside when a driver is already registered.
- */
-static int __init pollist_init(void)
-{
-	int ret;
-
-	if (pollist_enable && pollist_platform) {
-		pr_info("platform=1 ignored: enable=1 registers the pollist driver\n");
-		pollist_platform = false;
-	}
-	if (!pollist_enable && !pollist_platform)
-		return 0;
-	if (boot_option_idle_override != IDLE_NO_OVERRIDE) {
-		pr_info("not loading: idle= given\n");
-		pollist_platform = false;
-		return -ENODEV;
-	}
-	if (pollist_platform)
-		return pollist_platform_init();
-	if (cpuidle_get_driver()) {
-		pr_info("not loading: %s already registered\n",
-			cpuidle_get_driver()->name);
-		return -EBUSY;
-	}
-
-	ret = pollist_init_list(&pollist_global, nr_cpu_ids);
-	if (ret)
-		return ret;
-
-	ret = cpuidle_register_governor(&pollist_governor);
-	if (ret)
-		goto err_list;
-
-	ret = cpuidle_register_driver(&pollist_driver);
-	if (ret) {
-		pr_err("cpuidle_register_driver failed: %d\n", ret);
-		goto err_list;
-	}
-
-	pollist_devices = alloc_percpu(struct cpuidle_device);
-	if (!pollist_devices) {
-		ret = -ENOMEM;
-		goto err_driver;
-	}
-
-	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "cpuidle/pollist:online",
-				pollist_cpu_online, pollist_cpu_offline);
-	if (ret < 0)
-		goto err_devices;
-
-	pollist_debugfs_init();
-	pollist_clients_open();
-	pr_info("polling list with %u sub-lists, window up to %u ns\n",
-		pollist_global.nr_subs, READ_ONCE(poll_limit_ns.val));
-	return 0;
-
-err_devices:
-	free_percpu(pollist_devices);
-	pollist_devices = NULL;
-err_driver:
-	cpuidle_unregister_driver(&pollist_driver);
-err_list:
-	pollist_free_list(&pollist_global);
-	return ret;
-}
-subsys_initcall_sync(pollist_init);
+device_initcall(pollist_init);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Internals of the pollist cpuidle driver, shared by its three parts and
+ * Internals of the pollist polling list, shared by its three parts and
  * its KUnit tests: the polling list with its per-CPU sub-lists, the poller
  * ownership and one polling session (cpuidle-pollist-list.c), the adaptive
- * window (cpuidle-pollist.c, with the cpuidle driver and governor) and the
+ * window (cpuidle-pollist.c, with the cpuidle core hooks) and the
  * global list the clients register on (cpuidle-pollist-client.c).  The
  * list and the window do not touch the cpuidle core, so the tests can run
  * them on a private list.
@@ -85,10 +85,10 @@ struct pollist_tunables {
 
 /**
  * enum pollist_outcome - how a polling session ended
- * @POLLIST_NONE: no session since the last halt
+ * @POLLIST_NONE: no session since the last deeper state
  * @POLLIST_RESCHED: a task became runnable
  * @POLLIST_WORK: an entry had work: the session ended to hand it over
- * @POLLIST_TIMEOUT: the window expired; the CPU falls back to halt
+ * @POLLIST_TIMEOUT: the window expired; the governor's state comes next
  * @POLLIST_BUSY: another CPU owned the list; this one did not poll
  */
 enum pollist_outcome {
@@ -141,7 +141,7 @@ u64 pollist_adjust(const struct pollist_tunables *t, u64 cur_ns,
 void pollist_platform_update(void);
 bool pollist_polled(void);
 
-/* cpuidle-pollist-client.c: the list of the clients, polled once the driver runs */
+/* cpuidle-pollist-client.c: the list of the clients, polled once set up at boot */
 extern struct pollist pollist_global;
 void pollist_clients_open(void);
 void pollist_clients_debugfs(struct dentry *dir);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * pollist: a cpuidle driver whose polling state walks a list of poll
- * requests registered by device drivers.  See Documentation/pollist.rst.
+ * pollist: a list of poll requests registered by device drivers, walked
+ * by idle CPUs from the cpuidle polling state.  See Documentation/pollist.rst.
  */
 #ifndef _LINUX_CPUIDLE_POLLIST_H
 #define _LINUX_CPUIDLE_POLLIST_H
@@ -66,8 +66,8 @@ bool pollist_active(void);
 /*
  * The hooks in the cpuidle core (select, reflect) and in poll_idle() that
  * poll the list from the platform driver's polling state
- * (cpuidle_pollist.platform=1).  The key is on while that mode runs and
- * the list has entries: otherwise they cost a patched-out branch.
+ * (cpuidle_pollist.enable=1).  The key is on while the list has entries:
+ * otherwise they cost a patched-out branch.
  */
 DECLARE_STATIC_KEY_FALSE(pollist_platform_key);
 
@@ -81,7 +81,7 @@ void pollist_platform_reflect(struct cpuidle_device *dev, int index);
 /**
  * pollist_platform_on - whether the core consults the pollist hooks
  *
- * Return: true while cpuidle_pollist.platform=1 and the list has entries.
+ * Return: true while cpuidle_pollist.enable=1 and the list has entries.
  */
 static __always_inline bool pollist_platform_on(void)
 {

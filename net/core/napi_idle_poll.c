@@ -162,7 +162,7 @@ static int napi_idle_poll_set(struct net_device *dev, bool on)
  *
  * Context: process context, RTNL held; sleeps when turning polling off.
  * Return: 0 (also when @on is the current state); -EOPNOTSUPP if no
- * instance of @dev has a peek or the pollist driver does not run, or
+ * instance of @dev has a peek or nothing polls the pollist list, or
  * pollist_register()'s error, with nothing changed.
  */
 int dev_set_napi_idle_poll(struct net_device *dev, bool on)

@@ -2161,7 +2161,7 @@ HOST_TESTS.append(("napd: no nap while a server owes an answer: 12 "
 def t_stress_short():
     """make stress's short form: 150 naps ended by requests in every phase,
     noise on an unarmed NIC, a 20 s nap, CPU hotplug, 400 + racing fuzz
-    writes, and the polling driver under ethtool -G and hotplug; nothing
+    writes, and the polling list under ethtool -G and hotplug; nothing
     lost, nothing on the console."""
     import stress_lib
     return stress_lib.t_stress_short()

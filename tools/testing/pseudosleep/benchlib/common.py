@@ -30,18 +30,13 @@ import stats  # noqa: E402
 # Keeping the TSC for every mode keeps the modes comparable.
 BASE_APPEND = "tsc=reliable"
 
-# The polling idle driver's boot parameter (drivers/cpuidle/
-# cpuidle-pollist.c: module_param_named(enable, ...)).
-POLLIST_APPEND = "cpuidle_pollist.enable=1"
-POLLIST_DRIVER = "pollist"
-
-
-# The list polled from the platform driver's polling state instead
-# (cpuidle_pollist.platform=1): acpi_idle, which a TCG guest has only with
+# The polling list, polled from the platform driver's polling state
+# (drivers/cpuidle/cpuidle-pollist.c: cpuidle_pollist.enable=1): the
+# platform driver is acpi_idle, which a TCG guest has only with
 # vm-run --cstates.
-PLATFORM_APPEND = "cpuidle_pollist.platform=1"
-PLATFORM_VM_ARGS = ("--cstates",)
-PLATFORM_DRIVER = "acpi_idle"
+POLLIST_APPEND = "cpuidle_pollist.enable=1"
+POLLIST_VM_ARGS = ("--cstates",)
+POLLIST_DRIVER = "acpi_idle"
 
 
 def driver_check(driver, napi_poll):
@@ -64,8 +59,8 @@ fi
     return s
 
 
-# Guest shell: stop with "MISSING ..." unless the polling driver runs,
-# then put eth0's NAPI instances on its list (napi_idle_poll).
+# Guest shell: stop with "MISSING ..." unless acpi_idle runs, then put
+# eth0's NAPI instances on the polling list (napi_idle_poll).
 POLLIST_CHECK = driver_check(POLLIST_DRIVER, True)
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")

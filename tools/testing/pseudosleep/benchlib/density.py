@@ -13,7 +13,8 @@ Guest modes:
   normal   idles normally between bursts (HLT)
   napd     naps with pseudo-sleep between bursts
            (napd --port 80 --port 11211 --idle-ms 50 --wake-dev eth0)
-  pollist  the polling cpuidle driver; "missing" if not in this kernel
+  pollist  eth0's NAPI on the polling list, polled from acpi_idle's POLL
+           state (vm-run --cstates); "missing" if not in this kernel
 
 The guests of all modes run side by side (an idle guest costs about 1 %
 of a host CPU) and each cell is measured on each mode in turn, the order
@@ -56,7 +57,8 @@ def boot(ctx, mode, run, cells):
     status, note)."""
     bg = C.BenchGuest("density-%s-%d" % (mode, run), guest_script(mode),
                       ports=(80, 11211), append=APPEND.get(mode, ""),
-                      logdir=ctx.logdir)
+                      logdir=ctx.logdir,
+                      vm_args=C.POLLIST_VM_ARGS if mode == "pollist" else ())
     try:
         m = bg.wait(r"^(READY|MISSING.*)$", 240)
         if not m:

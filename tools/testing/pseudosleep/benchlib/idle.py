@@ -12,8 +12,9 @@ included, read before the window and after the wake).
            event only from S3), nor does virtio-net
   deep     ACPI S3, ended by QMP system_wakeup from the host
   poll     awake, booted with idle=poll
-  pollist  awake with the polling cpuidle driver (POLLIST_APPEND); "missing"
-           when this kernel does not select it
+  pollist  awake, eth0's NAPI on the polling list, polled from acpi_idle's
+           POLL state (POLLIST_APPEND, vm-run --cstates); "missing" when
+           this kernel does not have it
 
 The window is measured on the host from the guest's "before" line to its
 "after" line, so the sleep modes include their entry and exit.
@@ -66,7 +67,8 @@ def run_mode(ctx, mode, run, window):
     row = {"mode": mode, "run": run, "window_s": window, "status": "ok"}
     bg = C.BenchGuest("idle-%s-%d" % (mode, run), guest_script(mode, window),
                       ports=(80,), qmp=(mode in ("deep", "s2idle")),
-                      append=APPEND.get(mode, ""), logdir=ctx.logdir)
+                      append=APPEND.get(mode, ""), logdir=ctx.logdir,
+                      vm_args=C.POLLIST_VM_ARGS if mode == "pollist" else ())
     try:
         m = bg.wait(r"^(READY|MISSING.*)$", 180)
         if not m:

@@ -21,7 +21,8 @@ TERM = "set terminal pngcairo size %d,%d font 'sans,10' noenhanced"
 COLORS = {"awake": "#1b9e77", "pseudo": "#d95f02", "pseudo-tuned": "#e41a1c",
           "s2idle": "#7570b3",
           "deep": "#e7298a", "poll": "#66a61e", "pollist": "#e6ab02",
-          "hlt": "#1b9e77", "napi": "#a6761d", "coal": "#666666",
+          "hlt": "#1b9e77", "acpi": "#7570b3", "napi": "#a6761d",
+          "coal": "#666666",
           "normal": "#1b9e77", "napd": "#d95f02"}
 
 

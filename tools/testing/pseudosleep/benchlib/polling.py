@@ -4,11 +4,10 @@ throughput to show no regression, for
 
   hlt      the default idle loop (HLT; no cpuidle driver in this guest)
   poll     booted with idle=poll
-  pollist  the polling cpuidle driver (POLLIST_APPEND); "missing" when this
-           kernel does not select it
   acpi     acpi_idle with POLL, C1 and C2 (vm-run --cstates), menu
-  acpipoll acpi_idle, eth0's NAPI polled from its POLL state
-           (PLATFORM_APPEND): the platform's states are kept
+  pollist  acpi_idle, eth0's NAPI on the polling list, polled from its
+           POLL state (POLLIST_APPEND): the platform's states are kept;
+           "missing" when this kernel does not have it
   napi     HLT + NAPI deferral: napi_defer_hard_irqs=2,
            gro_flush_timeout=20000 ns on eth0
   coal     HLT + NIC interrupt coalescing (ethtool -C eth0 rx-usecs 50
@@ -27,10 +26,9 @@ Throughput: iperf3 host -> guest, and memcached gets of a 1 KB value on
 from . import common as C
 from . import load as L
 
-MODES = ("hlt", "poll", "pollist", "acpi", "acpipoll", "napi", "coal")
-APPEND = {"poll": "idle=poll", "pollist": C.POLLIST_APPEND,
-          "acpipoll": C.PLATFORM_APPEND}
-VM_ARGS = {"acpi": C.PLATFORM_VM_ARGS, "acpipoll": C.PLATFORM_VM_ARGS}
+MODES = ("hlt", "poll", "acpi", "pollist", "napi", "coal")
+APPEND = {"poll": "idle=poll", "pollist": C.POLLIST_APPEND}
+VM_ARGS = {"acpi": C.POLLIST_VM_ARGS, "pollist": C.POLLIST_VM_ARGS}
 NAPI_DEFER, GRO_FLUSH_NS = 2, 20000
 
 
@@ -42,8 +40,8 @@ iperf3 -s -D -p 5201 >/dev/null 2>&1
 """
     if mode == "pollist":
         s += C.POLLIST_CHECK
-    elif mode in ("acpi", "acpipoll"):
-        s += C.driver_check(C.PLATFORM_DRIVER, mode == "acpipoll")
+    elif mode == "acpi":
+        s += C.driver_check(C.POLLIST_DRIVER, False)
     elif mode == "napi":
         s += r"""
 echo %d > /sys/class/net/eth0/napi_defer_hard_irqs || { echo "MISSING napi_defer_hard_irqs not writable"; exec sleep 1000000; }
@@ -192,11 +190,11 @@ SUMMARISED = ["http_mean_ms", "http_p50_ms", "http_p90_ms", "http_p99_ms",
 
 
 def run(ctx):
-    modes = ("hlt", "pollist", "coal") if ctx.quick else MODES
+    modes = ("acpi", "pollist", "coal") if ctx.quick else MODES
     modes = ctx.modes(modes, MODES)
     p = ({"ab_n": 30, "mc_n": 50, "iperf_s": 2, "mc_s": 2} if ctx.quick else
          {"ab_n": 200, "mc_n": 500, "iperf_s": 5, "mc_s": 5})
-    C.say("== 3. polling driver: ab -n %d -c 1, %d memcached gets, iperf3 "
+    C.say("== 3. polling list: ab -n %d -c 1, %d memcached gets, iperf3 "
           "-t %d, memcached 1 KB gets %d s x 4 conns; modes %s, %d run(s); "
           "ping skipped (user networking forwards no ICMP)" % (
               p["ab_n"], p["mc_n"], p["iperf_s"], p["mc_s"],

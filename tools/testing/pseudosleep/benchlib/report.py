@@ -125,8 +125,9 @@ IDLE_MODES = {
               "this QEMU guest.",
     "deep": "- **deep**: ACPI S3, ended by QMP `system_wakeup`.",
     "poll": "- **poll**: booted with `idle=poll`.",
-    "pollist": "- **pollist**: the polling cpuidle driver, booted with `%s`, "
-               "eth0's NAPI polled from idle (`napi_idle_poll=1`); "
+    "pollist": "- **pollist**: the polling list, booted with `%s` and "
+               "acpi_idle (`vm-run --cstates`), eth0's NAPI polled from "
+               "its POLL state (`napi_idle_poll=1`); "
                "'missing' when `/sys/devices/system/cpu/cpuidle/"
                "current_driver` is not `%s`." % (C.POLLIST_APPEND,
                                                  C.POLLIST_DRIVER),
@@ -293,18 +294,17 @@ def polling_md(res, figs):
            "guest.\n" % (p["ab_n"], p["mc_n"], p["iperf_s"], p["mc_s"]),
            "- **hlt**: default idle, HLT (cpuidle driver: %s). "
            "**poll**: `idle=poll`. "
-           "**pollist**: polling cpuidle driver (`%s`), eth0's NAPI "
-           "polled from idle (`napi_idle_poll=1`). **acpi**: acpi_idle "
-           "with POLL, C1 and C2 (`vm-run --cstates`), governor menu. "
-           "**acpipoll**: acpi_idle with eth0's NAPI polled from its POLL "
-           "state (`%s`, `napi_idle_poll=1`). **napi**: HLT with "
+           "**acpi**: acpi_idle with POLL, C1 and C2 (`vm-run --cstates`), "
+           "governor menu. **pollist**: acpi_idle with eth0's NAPI on the "
+           "polling list, polled from its POLL state (`%s`, "
+           "`napi_idle_poll=1`). **napi**: HLT with "
            "`napi_defer_hard_irqs=2`, `gro_flush_timeout=20000` on eth0. "
            "**coal**: HLT with `ethtool -C eth0 rx-usecs 50 rx-frames 16` "
            "(virtio-net needs VIRTIO_NET_F_NOTF_COAL, which QEMU 7.2 does "
            "not offer).\n" % (", ".join(sorted(set(
                str(r.get("driver")) for r in res["rows"]
                if r["mode"] == "hlt" and r.get("driver")))) or "?",
-               C.POLLIST_APPEND, C.PLATFORM_APPEND)]
+               C.POLLIST_APPEND)]
     head = ["mode", "status (runs)", "HTTP mean ms", "HTTP p90 / p99 ms",
             "host CPU ms per HTTP request", "memcached get p50 ms",
             "memcached p99 ms", "list hits per HTTP request / get",
@@ -364,8 +364,8 @@ def density_md(res, figs):
            "load of other jobs on the host hits every mode alike.",
            "- **normal**: the guest idles normally between bursts. "
            "**napd**: naps with pseudo-sleep between bursts (`napd --port 80 "
-           "--port 11211 --idle-ms 50 --wake-dev eth0`). **pollist**: the "
-           "polling cpuidle driver, eth0's NAPI polled from idle.\n"]
+           "--port 11211 --idle-ms 50 --wake-dev eth0`). **pollist**: eth0's "
+           "NAPI on the polling list, polled from acpi_idle's POLL state.\n"]
     st = res.get("status", {})
     for m in res["modes"]:
         s0 = st.get(m, ("?", ""))
@@ -425,7 +425,7 @@ def readme_table(ctx, results):
              "s2idle": "s2idle (NIC wake)",
              "s2idle-pb": "s2idle (ideal wake: power button)",
              "deep": "S3 (ideal WoL: QMP system_wakeup)",
-             "poll": "idle=poll", "pollist": "polling cpuidle driver"}
+             "poll": "idle=poll", "pollist": "polling list (acpi_idle)"}
     idle_of = {"s2idle-pb": None, "s2idle": "s2idle", "pseudo-tuned": None}
     rows = []
     for m in order:
@@ -536,7 +536,7 @@ def write(ctx, results, figs, failed):
     # Missing and unsupported, in one place.
     miss = []
     if ctx.pollist is not None and not ctx.pollist[0]:
-        miss.append("polling cpuidle driver: missing in this kernel (%s)"
+        miss.append("polling list: missing in this kernel (%s)"
                     % ctx.pollist[1])
     for s in by.get("polling", {}).get("summary", []):
         if s["status"] == "not supported":

@@ -29,14 +29,13 @@ SUITES = {
     # machine.  Also the naps of a server set up for quiet naps: a TSC
     # trusted without the clocksource watchdog, RCU callbacks offloaded.
     "pollist suite": (["pollist_test", "nap_test"],
-                      "cpuidle_pollist.platform=1 tsc=reliable rcu_nocbs=all",
+                      "cpuidle_pollist.enable=1 tsc=reliable rcu_nocbs=all",
                       "virtio", True, ["--cstates"]),
-    # The same NAPI client on other drivers, e1000 and e1000e: no KUnit
-    # again.  e1000's list is polled by the pollist driver and governor
-    # (cpuidle_pollist.enable=1), e1000e's as virtio-net's.
+    # The same NAPI client on other drivers, e1000 and e1000e, polled
+    # from acpi_idle's POLL state too: no KUnit again.
     "pollist e1000 suite": (["pollist_test"], "cpuidle_pollist.enable=1",
-                            "e1000", False, []),
-    "pollist e1000e suite": (["pollist_test"], "cpuidle_pollist.platform=1",
+                            "e1000", False, ["--cstates"]),
+    "pollist e1000e suite": (["pollist_test"], "cpuidle_pollist.enable=1",
                              "e1000e", False, ["--cstates"]),
 }
 KUNIT = caselists.kunit_cases()

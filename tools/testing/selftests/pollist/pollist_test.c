@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The polling list seen from user space, in its two modes: polled by the
- * pollist cpuidle driver (cpuidle_pollist.enable=1), which is then the idle
- * driver, or from the polling state of the platform's driver
- * (cpuidle_pollist.platform=1; acpi_idle in a guest booted with
- * vm-run --cstates), whose deeper states stay in use.  Its parameters take
+ * The polling list seen from user space, polled from the polling state of
+ * the platform's cpuidle driver (cpuidle_pollist.enable=1; acpi_idle in a
+ * guest booted with vm-run --cstates), whose deeper states stay in use.  Its parameters take
  * valid values and reject bad ones without changing, an idle machine
- * halts instead of polling, and with /sys/class/net/eth0/napi_idle_poll
+ * goes deeper instead of polling, and with /sys/class/net/eth0/napi_idle_poll
  * set a reply to our ping is found by polling the NIC's NAPI instances
  * ("hits"), whatever the NIC's driver (virtio-net, e1000 or e1000e),
  * the sessions and window changes show as trace events, and with polling
@@ -89,29 +87,24 @@ static bool cmdline_has(const char *opt)
 	return false;
 }
 
-static bool driver_mode(void)
+static bool enable_given(void)
 {
 	return cmdline_has("cpuidle_pollist.enable=1");
 }
 
-/* Platform mode needs a platform driver with a polling state 0. */
-static bool platform_mode(void)
+/* The list is polled: asked for, and a platform driver with a polling state 0. */
+static bool pollist_enabled(void)
 {
 	char buf[16];
 
-	return !driver_mode() && cmdline_has("cpuidle_pollist.platform=1") &&
+	return enable_given() &&
 	       read_str("/sys/devices/system/cpu/cpu0/cpuidle/state0/name",
 			buf, sizeof(buf)) > 0 && !strcmp(buf, "POLL");
 }
 
-static bool pollist_enabled(void)
-{
-	return driver_mode() || platform_mode();
-}
-
 /* Column sums of /sys/kernel/debug/pollist/stats. */
 struct totals {
-	unsigned long long polls, hits, poll_ns, fallbacks, resched, busy, halts;
+	unsigned long long polls, hits, poll_ns, fallbacks, resched, busy, deep;
 };
 
 static int read_totals(struct totals *t)
@@ -135,7 +128,7 @@ static int read_totals(struct totals *t)
 		t->fallbacks += v[3];
 		t->resched += v[4];
 		t->busy += v[5];
-		t->halts += v[6];
+		t->deep += v[6];
 		n++;
 	}
 	fclose(f);
@@ -209,33 +202,25 @@ static int rx_irq(long long *count)
 }
 
 /*
- * The driver and governor each mode leaves: pollist's own, with its two
- * states (enable=1), or the platform's, with its polling state 0 and a
- * deeper one (platform=1).
+ * The platform's driver and governor stay, with the driver's polling
+ * state 0 and a deeper one.
  */
 TEST(current_driver)
 {
-	bool drv = driver_mode();
 	char buf[64];
 
 	if (!pollist_enabled())
-		SKIP(return, "boot without cpuidle_pollist.enable=1 or platform=1");
+		SKIP(return, "boot without cpuidle_pollist.enable=1 and a polling state");
 	ASSERT_LE(0, read_str(CPUIDLE "current_driver", buf, sizeof(buf)));
-	EXPECT_EQ(drv, !strcmp(buf, "pollist")) TH_LOG("driver %s", buf);
+	EXPECT_STRNE("pollist", buf);
+	EXPECT_STRNE("none", buf);
 	if (read_str(CPUIDLE "current_governor_ro", buf, sizeof(buf)) >= 0 ||
 	    read_str(CPUIDLE "current_governor", buf, sizeof(buf)) >= 0)
-		EXPECT_EQ(drv, !strcmp(buf, "pollist")) TH_LOG("governor %s", buf);
-	ASSERT_LE(0, read_str("/sys/devices/system/cpu/cpu0/cpuidle/state0/name",
-			      buf, sizeof(buf)));
-	EXPECT_STREQ(drv ? "POLLIST" : "POLL", buf);
+		EXPECT_STRNE("pollist", buf);
 	ASSERT_LE(0, read_str("/sys/devices/system/cpu/cpu0/cpuidle/state1/name",
 			      buf, sizeof(buf)));
-	if (drv)
-		EXPECT_STREQ("HLT", buf);
 	ASSERT_LE(0, read_str(PARAMS "enable", buf, sizeof(buf)));
-	EXPECT_STREQ(drv ? "Y" : "N", buf);
-	ASSERT_LE(0, read_str(PARAMS "platform", buf, sizeof(buf)));
-	EXPECT_STREQ(drv ? "N" : "Y", buf);
+	EXPECT_STREQ("Y", buf);
 }
 
 TEST(enable_is_read_only)
@@ -246,10 +231,7 @@ TEST(enable_is_read_only)
 		SKIP(return, "kernel without CONFIG_CPUIDLE_POLLIST");
 	EXPECT_NE(0, write_str(PARAMS "enable", "N\n"));
 	ASSERT_LE(0, read_str(PARAMS "enable", buf, sizeof(buf)));
-	EXPECT_STREQ(driver_mode() ? "Y" : "N", buf);
-	EXPECT_NE(0, write_str(PARAMS "platform", "N\n"));
-	ASSERT_LE(0, read_str(PARAMS "platform", buf, sizeof(buf)));
-	EXPECT_STREQ(platform_mode() ? "Y" : "N", buf);
+	EXPECT_STREQ(enable_given() ? "Y" : "N", buf);
 }
 
 static const char * const tunables[] = {
@@ -392,13 +374,13 @@ TEST(napi_idle_poll_rejects_bad)
  * Platform mode with nothing registered: the cpuidle core's hooks are
  * off, so nothing of pollist runs (no session, no deeper state seen).
  */
-TEST(platform_idle_without_entries)
+TEST(idle_without_entries)
 {
 	struct totals a, b;
 	int entries;
 
-	if (!platform_mode())
-		SKIP(return, "boot without cpuidle_pollist.platform=1 and a polling state");
+	if (!pollist_enabled())
+		SKIP(return, "boot without cpuidle_pollist.enable=1 and a polling state");
 	nic_hits(&entries);
 	if (entries)
 		SKIP(return, "entries are registered");
@@ -407,32 +389,39 @@ TEST(platform_idle_without_entries)
 	ASSERT_LT(0, read_totals(&b));
 	EXPECT_EQ(a.polls, b.polls);
 	EXPECT_EQ(a.busy, b.busy);
-	EXPECT_EQ(a.halts, b.halts);
+	EXPECT_EQ(a.deep, b.deep);
 }
 
-/* An idle machine must not burn its CPUs polling: the window ends. */
-TEST(idle_falls_back_to_halt)
+/*
+ * An idle machine must not burn its CPUs polling: with the NIC on the list
+ * and the default window, the windows end and the CPUs go deeper.
+ */
+TEST(idle_falls_back_to_deeper_states)
 {
 	struct totals a, b;
 	struct timespec t0, t1;
 	double wall_ns, polled;
 	int ncpu;
 
-	if (!driver_mode())
-		SKIP(return, "boot without cpuidle_pollist.enable=1");
+	if (!pollist_enabled())
+		SKIP(return, "boot without cpuidle_pollist.enable=1 and a polling state");
+	if (access(IDLE_POLL, W_OK))
+		SKIP(return, "no " IDLE_POLL);
+	ASSERT_EQ(0, write_str(IDLE_POLL, "1\n"));
 	ncpu = read_totals(&a);
 	ASSERT_LT(0, ncpu);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	sleep(2);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	write_str(IDLE_POLL, "0\n");
 	ASSERT_LT(0, read_totals(&b));
 	wall_ns = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec);
 	polled = (double)(b.poll_ns - a.poll_ns);
-	TH_LOG("2 s idle: %llu polls, %.1f ms polled, %llu fallbacks, %llu halts",
+	TH_LOG("2 s idle: %llu polls, %.1f ms polled, %llu fallbacks, %llu deep",
 	       b.polls - a.polls, polled / 1e6, b.fallbacks - a.fallbacks,
-	       b.halts - a.halts);
+	       b.deep - a.deep);
 	EXPECT_LT(polled, wall_ns * ncpu / 4);
-	EXPECT_LT(0, b.halts - a.halts);
+	EXPECT_LT(0, b.deep - a.deep);
 }
 
 /* Raw ICMP echo to the QEMU user-net gateway. */
@@ -518,7 +507,7 @@ FIXTURE_SETUP(nic)
 
 	self->irq = -1;
 	if (!pollist_enabled())
-		SKIP(return, "boot without cpuidle_pollist.enable=1 or platform=1");
+		SKIP(return, "boot without cpuidle_pollist.enable=1 and a polling state");
 	ASSERT_EQ(0, write_str(IDLE_POLL, "1\n"))
 		TH_LOG("cannot turn on " IDLE_POLL);
 	for (i = 0; i < NR_TUNABLES; i++) {
@@ -634,14 +623,14 @@ TEST_F(nic, disabled_polls_nothing)
 	replies = ping_gateway(20, 10);
 	ASSERT_LT(0, read_totals(&b));
 	hits1 = nic_hits(&entries);
-	TH_LOG("%d/20 replies, %llu polls, %llu hits, %lld NAPI hits, %llu halts",
+	TH_LOG("%d/20 replies, %llu polls, %llu hits, %lld NAPI hits, %llu deep",
 	       replies, b.polls - a.polls, b.hits - a.hits, hits1 - hits0,
-	       b.halts - a.halts);
+	       b.deep - a.deep);
 	EXPECT_LT(15, replies);
 	EXPECT_EQ(a.polls, b.polls);
 	EXPECT_EQ(a.hits, b.hits);
 	EXPECT_EQ(hits0, hits1);
-	EXPECT_LT(a.halts, b.halts);
+	EXPECT_LT(a.deep, b.deep);
 }
 
 /*
@@ -659,16 +648,16 @@ TEST_F(nic, off_polls_nothing)
 	ASSERT_LT(0, read_totals(&a));
 	replies = ping_gateway(20, 10);
 	ASSERT_LT(0, read_totals(&b));
-	TH_LOG("%d/20 replies, %llu polls, %llu hits, %llu halts",
-	       replies, b.polls - a.polls, b.hits - a.hits, b.halts - a.halts);
+	TH_LOG("%d/20 replies, %llu polls, %llu hits, %llu deep",
+	       replies, b.polls - a.polls, b.hits - a.hits, b.deep - a.deep);
 	EXPECT_LT(15, replies);
 	EXPECT_EQ(a.polls, b.polls);
 	EXPECT_EQ(a.hits, b.hits);
 	/*
-	 * The CPUs halt; in platform mode, with the list empty, the core's
-	 * hooks are off and do not even count that.
+	 * The CPUs go deeper; with the list empty the core's hooks are off
+	 * and do not even count that.
 	 */
-	EXPECT_EQ(platform_mode(), a.halts == b.halts);
+	EXPECT_EQ(a.deep, b.deep);
 }
 
 /* The usage count of a CPU's idle state, or -1 if it has no such state. */
@@ -703,8 +692,8 @@ TEST_F(nic, deep_states_kept)
 	long long poll0[2], poll1[2], deep0[2], deep1[2], hits0, hits1;
 	int cpu, ncpu, deep, entries, replies;
 
-	if (!platform_mode())
-		SKIP(return, "boot without cpuidle_pollist.platform=1 and a polling state");
+	if (!pollist_enabled())
+		SKIP(return, "boot without cpuidle_pollist.enable=1 and a polling state");
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN) < 2 ? 1 : 2;
 	deep = deepest_state(0);
 	ASSERT_LT(0, deep) TH_LOG("no state deeper than polling");
@@ -911,9 +900,7 @@ TEST_F(nic, cpu_offline)
 	EXPECT_EQ(before, after);
 	ASSERT_LE(0, read_str("/sys/devices/system/cpu/cpu1/cpuidle/state0/name",
 			      buf, sizeof(buf)));
-	EXPECT_STREQ(platform_mode() ? "POLL" : "POLLIST", buf);
-	ASSERT_LE(0, read_str(CPUIDLE "current_driver", buf, sizeof(buf)));
-	EXPECT_EQ(driver_mode(), !strcmp(buf, "pollist"));
+	EXPECT_STREQ("POLL", buf);
 }
 
 TEST_HARNESS_MAIN

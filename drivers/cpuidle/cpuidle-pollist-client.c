@@ -67,7 +67,7 @@ int pollist_register(struct pollist_entry *entry)
 		return -ENODEV;
 	ret = pollist_add(&pollist_global, entry);
 	if (!ret)
-		pollist_platform_update();
+		pollist_hooks_update();
 	return ret;
 }
 EXPORT_SYMBOL_GPL(pollist_register);
@@ -89,7 +89,7 @@ void pollist_unregister(struct pollist_entry *entry)
 	if (!entry->sub && !entry->unlinked)
 		return;
 	pollist_del(&pollist_global, entry);
-	pollist_platform_update();
+	pollist_hooks_update();
 }
 EXPORT_SYMBOL_GPL(pollist_unregister);
 
@@ -110,7 +110,7 @@ EXPORT_SYMBOL_GPL(pollist_unregister);
 void pollist_unregister_nosync(struct pollist_entry *entry)
 {
 	pollist_unlink(&pollist_global, entry);
-	pollist_platform_update();
+	pollist_hooks_update();
 }
 EXPORT_SYMBOL_GPL(pollist_unregister_nosync);
 

@@ -158,7 +158,7 @@ static void pollist_get_tunables(struct pollist_tunables *t)
  */
 
 /**
- * enum pollist_pick - who chose the polling state, for the platform hooks
+ * enum pollist_pick - who chose the polling state, for the cpuidle hooks
  * @POLLIST_PICK_NONE: the select hook did not run in this idle period
  *	(forced idle, the suspend-to-idle fallback) or it has ended
  * @POLLIST_PICK_GOVERNOR: the hook ran and left the governor's choice
@@ -320,13 +320,13 @@ static void pollist_after_deep(struct pollist_cpu *pc,
  * reached after at most one window.
  */
 
-DEFINE_STATIC_KEY_FALSE(pollist_platform_key);
+DEFINE_STATIC_KEY_FALSE(pollist_hooks_key);
 
 /* Serializes turning the key on and off with the count of entries. */
-static DEFINE_MUTEX(pollist_platform_lock);
+static DEFINE_MUTEX(pollist_hooks_lock);
 
 /**
- * pollist_platform_update - turn the platform hooks on while entries exist
+ * pollist_hooks_update - turn the cpuidle hooks on while entries exist
  *
  * Called after each registration and unregistration of an entry on the
  * global list.
@@ -334,17 +334,17 @@ static DEFINE_MUTEX(pollist_platform_lock);
  * Context: process context, sleeps; takes cpus_read_lock(), so it must
  * not be called from a CPU hotplug callback or with that lock held.
  */
-void pollist_platform_update(void)
+void pollist_hooks_update(void)
 {
 	if (!pollist_enable)
 		return;
 
-	mutex_lock(&pollist_platform_lock);
+	mutex_lock(&pollist_hooks_lock);
 	if (atomic_read(&pollist_global.nr_entries))
-		static_branch_enable(&pollist_platform_key);
+		static_branch_enable(&pollist_hooks_key);
 	else
-		static_branch_disable(&pollist_platform_key);
-	mutex_unlock(&pollist_platform_lock);
+		static_branch_disable(&pollist_hooks_key);
+	mutex_unlock(&pollist_hooks_lock);
 }
 
 /**
@@ -374,7 +374,7 @@ bool pollist_polled(void)
 }
 
 /**
- * pollist_platform_select - poll the list instead of the governor's state
+ * pollist_idle_select - poll the list instead of the governor's state
  * @drv: the platform driver
  * @dev: this CPU's cpuidle device
  * @index: the state the governor chose
@@ -384,9 +384,9 @@ bool pollist_polled(void)
  * Return: 0, the polling state, when this CPU polls the list next, or
  * @index.
  */
-int pollist_platform_select(struct cpuidle_driver *drv,
-			    struct cpuidle_device *dev, int index,
-			    bool *stop_tick)
+int pollist_idle_select(struct cpuidle_driver *drv,
+			struct cpuidle_device *dev, int index,
+			bool *stop_tick)
 {
 	struct pollist_cpu *pc = this_cpu_ptr(&pollist_cpus);
 
@@ -401,7 +401,7 @@ int pollist_platform_select(struct cpuidle_driver *drv,
 }
 
 /**
- * pollist_platform_enter - walk the list from the polling state
+ * pollist_idle_enter - walk the list from the polling state
  * @dev: this CPU's cpuidle device
  * @drv: the platform driver
  * @index: the polling state
@@ -417,8 +417,8 @@ int pollist_platform_select(struct cpuidle_driver *drv,
  * another CPU polls the list, so that the governor's state comes next;
  * -ENOENT when the list was not walked: poll_idle() then spins.
  */
-int pollist_platform_enter(struct cpuidle_device *dev,
-			   struct cpuidle_driver *drv, int index)
+int pollist_idle_enter(struct cpuidle_device *dev,
+		       struct cpuidle_driver *drv, int index)
 {
 	struct pollist_cpu *pc = this_cpu_ptr(&pollist_cpus);
 	bool chosen = pc->pick == POLLIST_PICK_HOOK;
@@ -443,14 +443,14 @@ int pollist_platform_enter(struct cpuidle_device *dev,
 }
 
 /**
- * pollist_platform_reflect - learn from an idle period in a deeper state
+ * pollist_idle_reflect - learn from an idle period in a deeper state
  * @dev: this CPU's cpuidle device
  * @index: the state entered, negative when none was; the hooks only
  *	ever turn to state 0
  *
  * Context: the idle loop, interrupts enabled.
  */
-void pollist_platform_reflect(struct cpuidle_device *dev, int index)
+void pollist_idle_reflect(struct cpuidle_device *dev, int index)
 {
 	struct pollist_cpu *pc = this_cpu_ptr(&pollist_cpus);
 

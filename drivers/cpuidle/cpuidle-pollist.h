@@ -138,7 +138,7 @@ void pollist_poll_idle(struct pollist *pl, int cpu, u64 limit_ns,
 /* cpuidle-pollist.c */
 u64 pollist_adjust(const struct pollist_tunables *t, u64 cur_ns,
 		   u64 event_ns);
-void pollist_platform_update(void);
+void pollist_hooks_update(void);
 bool pollist_polled(void);
 
 /* cpuidle-pollist-client.c: the list of the clients, polled once set up at boot */

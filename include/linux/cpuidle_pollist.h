@@ -69,47 +69,47 @@ bool pollist_active(void);
  * (cpuidle_pollist.enable=1).  The key is on while the list has entries:
  * otherwise they cost a patched-out branch.
  */
-DECLARE_STATIC_KEY_FALSE(pollist_platform_key);
+DECLARE_STATIC_KEY_FALSE(pollist_hooks_key);
 
-int pollist_platform_select(struct cpuidle_driver *drv,
-			    struct cpuidle_device *dev, int index,
-			    bool *stop_tick);
-int pollist_platform_enter(struct cpuidle_device *dev,
-			   struct cpuidle_driver *drv, int index);
-void pollist_platform_reflect(struct cpuidle_device *dev, int index);
+int pollist_idle_select(struct cpuidle_driver *drv,
+			struct cpuidle_device *dev, int index,
+			bool *stop_tick);
+int pollist_idle_enter(struct cpuidle_device *dev,
+		       struct cpuidle_driver *drv, int index);
+void pollist_idle_reflect(struct cpuidle_device *dev, int index);
 
 /**
- * pollist_platform_on - whether the core consults the pollist hooks
+ * pollist_hooks_on - whether the core consults the pollist hooks
  *
  * Return: true while cpuidle_pollist.enable=1 and the list has entries.
  */
-static __always_inline bool pollist_platform_on(void)
+static __always_inline bool pollist_hooks_on(void)
 {
-	return static_branch_unlikely(&pollist_platform_key);
+	return static_branch_unlikely(&pollist_hooks_key);
 }
 
 #else /* !CONFIG_CPUIDLE_POLLIST */
 
-static __always_inline bool pollist_platform_on(void)
+static __always_inline bool pollist_hooks_on(void)
 {
 	return false;
 }
 
-static inline int pollist_platform_select(struct cpuidle_driver *drv,
-					  struct cpuidle_device *dev,
-					  int index, bool *stop_tick)
+static inline int pollist_idle_select(struct cpuidle_driver *drv,
+				      struct cpuidle_device *dev,
+				      int index, bool *stop_tick)
 {
 	return index;
 }
 
-static inline int pollist_platform_enter(struct cpuidle_device *dev,
-					 struct cpuidle_driver *drv, int index)
+static inline int pollist_idle_enter(struct cpuidle_device *dev,
+				     struct cpuidle_driver *drv, int index)
 {
 	return -ENOENT;
 }
 
-static inline void pollist_platform_reflect(struct cpuidle_device *dev,
-					    int index)
+static inline void pollist_idle_reflect(struct cpuidle_device *dev,
+					int index)
 {
 }
 

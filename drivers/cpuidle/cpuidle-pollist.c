@@ -311,13 +311,13 @@ static void pollist_after_deep(struct pollist_cpu *pc,
  * Polling from the platform driver's polling state
  *
  * The platform driver and the governor the user chose stay.  While the
- * list has entries, the cpuidle core calls
- * three hooks: after the governor's select, from the polling state's
- * poll_idle() before it spins, and after the governor's reflect.  A CPU
- * that may own the list polls it instead of entering the state the
- * governor chose, for at most its window; when the window expires, the
- * next idle period is the governor's own choice, so the deep states are
- * reached after at most one window.
+ * list has entries, the cpuidle core calls three hooks: after the
+ * governor's select, from the polling state's poll_idle() before it
+ * spins, and after the governor's reflect.  A CPU that may own the list
+ * polls it instead of entering the state the governor chose, for at most
+ * its window; when the window expires, the next idle period is the
+ * governor's own choice, so the deep states are reached after at most one
+ * window.
  */
 
 DEFINE_STATIC_KEY_FALSE(pollist_hooks_key);
@@ -329,16 +329,13 @@ static DEFINE_MUTEX(pollist_hooks_lock);
  * pollist_hooks_update - turn the cpuidle hooks on while entries exist
  *
  * Called after each registration and unregistration of an entry on the
- * global list.
+ * global list (entries exist only with cpuidle_pollist.enable=1).
  *
  * Context: process context, sleeps; takes cpus_read_lock(), so it must
  * not be called from a CPU hotplug callback or with that lock held.
  */
 void pollist_hooks_update(void)
 {
-	if (!pollist_enable)
-		return;
-
 	mutex_lock(&pollist_hooks_lock);
 	if (atomic_read(&pollist_global.nr_entries))
 		static_branch_enable(&pollist_hooks_key);
@@ -348,22 +345,20 @@ void pollist_hooks_update(void)
 }
 
 /**
- * pollist_polled - whether anything polls the global list
+ * pollist_polled - whether the cpuidle driver can poll the global list
  *
  * The cpuidle driver is looked up each time: it may register after this
  * code's initcall (a module) or change.  The hooks check the polling
- * state in every idle period anyway.
+ * state in every idle period anyway.  pollist_active() adds that the list
+ * was set up (cpuidle_pollist.enable=1).
  *
- * Return: true with cpuidle_pollist.enable=1 while the current cpuidle
- * driver has a polling state 0 and a deeper one.
+ * Return: true while the current cpuidle driver has a polling state 0
+ * and a deeper one.
  */
 bool pollist_polled(void)
 {
 	struct cpuidle_driver *drv;
 	bool polled;
-
-	if (!pollist_enable)
-		return false;
 
 	spin_lock(&cpuidle_driver_lock);
 	drv = cpuidle_get_driver();

@@ -32,6 +32,7 @@ from . import load as L
 
 MODES = ("normal", "napd", "pollist")
 APPEND = {"pollist": C.POLLIST_APPEND}
+VM_ARGS = {"pollist": C.POLLIST_VM_ARGS}
 WORKLOADS = (("http", 1), ("http", 10), ("http", 100),
              ("memcached", 1), ("memcached", 10), ("memcached", 999))
 DENSITIES = (100, 75, 50, 25)
@@ -58,7 +59,7 @@ def boot(ctx, mode, run, cells):
     bg = C.BenchGuest("density-%s-%d" % (mode, run), guest_script(mode),
                       ports=(80, 11211), append=APPEND.get(mode, ""),
                       logdir=ctx.logdir,
-                      vm_args=C.POLLIST_VM_ARGS if mode == "pollist" else ())
+                      vm_args=VM_ARGS.get(mode, ()))
     try:
         m = bg.wait(r"^(READY|MISSING.*)$", 240)
         if not m:

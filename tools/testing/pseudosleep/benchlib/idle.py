@@ -26,6 +26,7 @@ from . import common as C
 
 MODES = ("awake", "pseudo", "s2idle", "deep", "poll", "pollist")
 APPEND = {"poll": "idle=poll", "pollist": C.POLLIST_APPEND}
+VM_ARGS = {"pollist": C.POLLIST_VM_ARGS}
 
 
 def guest_script(mode, window):
@@ -68,7 +69,7 @@ def run_mode(ctx, mode, run, window):
     bg = C.BenchGuest("idle-%s-%d" % (mode, run), guest_script(mode, window),
                       ports=(80,), qmp=(mode in ("deep", "s2idle")),
                       append=APPEND.get(mode, ""), logdir=ctx.logdir,
-                      vm_args=C.POLLIST_VM_ARGS if mode == "pollist" else ())
+                      vm_args=VM_ARGS.get(mode, ()))
     try:
         m = bg.wait(r"^(READY|MISSING.*)$", 180)
         if not m:
